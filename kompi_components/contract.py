@@ -1,0 +1,75 @@
+"""Names shared by the Pulumi program and the images: the one source for both.
+
+The images get these values at build time (``python -m kompi_components contract`` prints them as
+KEY=VALUE lines that images/build.sh passes as build arguments), and the manifests that kompi renders
+read them from here, so a port, path or user name cannot drift between the two.
+"""
+
+from __future__ import annotations
+
+KOMPI_VERSION = "0.1.0"
+
+# The unprivileged user the images create and the pods run as by default.
+MPI_USER = "mpiuser"
+MPI_UID = 1000
+MPI_GID = 1000
+MPI_HOME = "/home/mpiuser"
+
+# sshd listens on an unprivileged port so that it can run as the pod's user.
+SSH_PORT = 2222
+SSH_PORT_NAME = "ssh"
+
+# The cluster's SSH Secret is mounted read-only here; the entrypoints copy what sshd and ssh need
+# into $HOME/.ssh with the modes that sshd's StrictModes requires.
+SSH_SECRET_DIR = "/etc/kompi/ssh"
+SSH_CLIENT_KEY = "id_ecdsa"
+SSH_CLIENT_PUBLIC_KEY = "id_ecdsa.pub"
+SSH_AUTHORIZED_KEYS = "authorized_keys"
+SSH_HOST_KEY = "ssh_host_ecdsa_key"
+SSH_HOST_PUBLIC_KEY = "ssh_host_ecdsa_key.pub"
+SSH_KNOWN_HOSTS = "known_hosts"
+SSH_SECRET_KEYS = (
+    SSH_CLIENT_KEY,
+    SSH_CLIENT_PUBLIC_KEY,
+    SSH_AUTHORIZED_KEYS,
+    SSH_HOST_KEY,
+    SSH_HOST_PUBLIC_KEY,
+    SSH_KNOWN_HOSTS,
+)
+# Mode of the mounted Secret files: owner read only (kube-openmpi used 0400 too).
+SSH_SECRET_MODE = 0o400
+
+# Writable, per-pod directory (an emptyDir) where the master keeps the hostfile it maintains.
+GENERATED_DIR = "/kompi/generated"
+HOSTFILE = f"{GENERATED_DIR}/hostfile"
+
+# Entrypoints installed in the images (on PATH).
+WORKER_ENTRYPOINT = "kompi-worker"
+MASTER_ENTRYPOINT = "kompi-master"
+# Exits 0 when the local sshd answers with an SSH banner; used as the readiness probe.
+READY_PROBE = "kompi-ready"
+
+# Environment the pods receive; the entrypoints read these names.
+ENV_ROLE = "KOMPI_ROLE"  # "master" or "worker"
+ENV_CLUSTER = "KOMPI_CLUSTER"  # cluster name, the prefix of every object name
+ENV_WORKERS = "KOMPI_WORKERS"  # configured worker count
+ENV_SLOTS_PER_WORKER = "KOMPI_SLOTS_PER_WORKER"
+ENV_SERVICE_DOMAIN = "KOMPI_SERVICE_DOMAIN"  # <service>.<namespace>.svc.<cluster domain>
+ENV_WORKER_PREFIX = "KOMPI_WORKER_PREFIX"  # worker pod names are <prefix>-<ordinal>
+ENV_HOSTFILE = "KOMPI_HOSTFILE"
+
+
+def as_env_lines() -> list[str]:
+    """The shared names as KEY=VALUE lines, for the image build."""
+    values = {
+        "KOMPI_VERSION": KOMPI_VERSION,
+        "MPI_USER": MPI_USER,
+        "MPI_UID": str(MPI_UID),
+        "MPI_GID": str(MPI_GID),
+        "MPI_HOME": MPI_HOME,
+        "SSH_PORT": str(SSH_PORT),
+        "SSH_SECRET_DIR": SSH_SECRET_DIR,
+        "GENERATED_DIR": GENERATED_DIR,
+        "HOSTFILE": HOSTFILE,
+    }
+    return [f"{key}={value}" for key, value in values.items()]
