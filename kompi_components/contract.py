@@ -73,3 +73,8 @@ def as_env_lines() -> list[str]:
         "HOSTFILE": HOSTFILE,
     }
     return [f"{key}={value}" for key, value in values.items()]
+
+# The image the stack configs use unless they say otherwise: <openmpi>-<base tag>-<kompi version>.
+DEFAULT_OPENMPI_VERSION = "4.1.4"
+DEFAULT_BASE_TAG = "bookworm"
+DEFAULT_IMAGE_TAG = f"{DEFAULT_OPENMPI_VERSION}-{DEFAULT_BASE_TAG}-{KOMPI_VERSION}"

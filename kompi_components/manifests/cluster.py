@@ -1,0 +1,48 @@
+"""All objects of one cluster, grouped the way the Pulumi components own them."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from kompi_components.config.schema import KompiConfig
+from kompi_components.manifests.gang import gang_objects
+from kompi_components.manifests.meta import Manifest
+from kompi_components.manifests.namespace import namespace
+from kompi_components.manifests.network_policy import network_policies
+from kompi_components.manifests.service import headless_service
+from kompi_components.manifests.ssh_secret import ssh_secret
+from kompi_components.manifests.statefulsets import master, workers
+from kompi_components.naming import Names
+
+
+def cluster_names(config: KompiConfig) -> Names:
+    return Names(cluster=config.cluster_name, namespace=config.namespace, cluster_domain=config.cluster_domain)
+
+
+@dataclass(frozen=True)
+class ClusterObjects:
+    namespace: list[Manifest]
+    ssh: list[Manifest]
+    network: list[Manifest]
+    workers: list[Manifest]
+    master: list[Manifest]
+    gang: list[Manifest]
+
+    def all(self) -> list[Manifest]:
+        """Every object, in the order they are created."""
+        return self.namespace + self.ssh + self.network + self.workers + self.master + self.gang
+
+
+def build_cluster(config: KompiConfig, ssh_data: Mapping[str, Any] | Any) -> ClusterObjects:
+    """The cluster's objects; ``ssh_data`` is the SSH Secret's content (an Output at `pulumi up`)."""
+    names = cluster_names(config)
+    return ClusterObjects(
+        namespace=[namespace(names, config.run_as_root)] if config.create_namespace else [],
+        ssh=[ssh_secret(names, ssh_data)],
+        network=[headless_service(names), *network_policies(config, names)],
+        workers=[workers(config, names)],
+        master=[master(config, names)],
+        gang=gang_objects(config, names),
+    )

@@ -1,0 +1,17 @@
+"""Object metadata shared by every builder."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kompi_components.naming import Names
+
+Manifest = dict[str, Any]
+
+
+def metadata(names: Names, name: str, component: str | None = None) -> dict[str, Any]:
+    return {"name": name, "namespace": names.namespace, "labels": names.labels(component)}
+
+
+def manifest(api_version: str, kind: str, meta: dict[str, Any], **fields: Any) -> Manifest:
+    return {"apiVersion": api_version, "kind": kind, "metadata": meta, **fields}

@@ -1,0 +1,16 @@
+"""The namespace, when kompi creates it, with the Pod Security level its pods meet."""
+
+from __future__ import annotations
+
+from kompi_components.manifests.meta import Manifest, manifest
+from kompi_components.naming import Names
+
+
+def namespace(names: Names, run_as_root: bool) -> Manifest:
+    # Root pods keep the runtime's default capabilities, which "restricted" forbids.
+    level = "baseline" if run_as_root else "restricted"
+    labels = names.labels() | {
+        "pod-security.kubernetes.io/enforce": level,
+        "pod-security.kubernetes.io/warn": level,
+    }
+    return manifest("v1", "Namespace", {"name": names.namespace, "labels": labels})

@@ -1,0 +1,120 @@
+"""The pod template shared by master and workers: image, sshd, keys, probes, volumes, security."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from kompi_components import contract, naming
+from kompi_components.config.schema import KompiConfig, PodSettings
+from kompi_components.manifests import git_sync
+from kompi_components.manifests.security import container_security_context, pod_security_context
+from kompi_components.naming import Names
+
+Role = Literal["master", "worker"]
+MPI_CONTAINER = "mpi"
+ENTRYPOINTS: dict[Role, str] = {"master": contract.MASTER_ENTRYPOINT, "worker": contract.WORKER_ENTRYPOINT}
+
+
+def image(config: KompiConfig) -> str:
+    return f"{config.image}:{config.image_tag}"
+
+
+def _env(config: KompiConfig, names: Names, role: Role) -> list[dict[str, str]]:
+    values = {
+        contract.ENV_ROLE: role,
+        contract.ENV_CLUSTER: names.cluster,
+        contract.ENV_SERVICE_DOMAIN: names.service_domain,
+        contract.ENV_WORKER_PREFIX: names.workers,
+        contract.ENV_SLOTS_PER_WORKER: str(config.slots),
+        contract.ENV_HOSTFILE: contract.HOSTFILE,
+    }
+    return [{"name": key, "value": value} for key, value in values.items()]
+
+
+def _kompi_volumes(config: KompiConfig, names: Names, role: Role) -> list[dict[str, Any]]:
+    volumes: list[dict[str, Any]] = [
+        {"name": naming.VOLUME_SSH, "secret": {"secretName": names.ssh_secret, "defaultMode": contract.SSH_SECRET_MODE}}
+    ]
+    if role == "master":
+        volumes.append({"name": naming.VOLUME_GENERATED, "emptyDir": {}})
+    if config.shm_size:
+        volumes.append({"name": naming.VOLUME_SHM, "emptyDir": {"medium": "Memory", "sizeLimit": config.shm_size}})
+    for app in config.app_code:
+        volumes += git_sync.volumes(app)
+    for index, claim in enumerate(config.shared_claims):
+        volumes.append(
+            {
+                "name": naming.shared_claim_volume(index),
+                "persistentVolumeClaim": {"claimName": claim.claim_name, "readOnly": claim.read_only},
+            }
+        )
+    return volumes
+
+
+def _kompi_mounts(config: KompiConfig, role: Role) -> list[dict[str, Any]]:
+    mounts: list[dict[str, Any]] = [{"name": naming.VOLUME_SSH, "mountPath": contract.SSH_SECRET_DIR, "readOnly": True}]
+    if role == "master":
+        mounts.append({"name": naming.VOLUME_GENERATED, "mountPath": contract.GENERATED_DIR})
+    if config.shm_size:
+        mounts.append({"name": naming.VOLUME_SHM, "mountPath": "/dev/shm"})
+    mounts += [git_sync.code_mount(app) for app in config.app_code]
+    for index, claim in enumerate(config.shared_claims):
+        mounts.append({"name": naming.shared_claim_volume(index), "mountPath": claim.mount_path, "readOnly": claim.read_only})
+    if role == "worker" and config.worker_volume:
+        mounts.append({"name": config.worker_volume.name, "mountPath": config.worker_volume.mount_path})
+    return mounts
+
+
+def _probe() -> dict[str, Any]:
+    # Ready means sshd answers: only then does the headless Service publish the pod.
+    return {"exec": {"command": [contract.READY_PROBE]}, "periodSeconds": 2, "timeoutSeconds": 2, "failureThreshold": 1}
+
+
+def mpi_container(config: KompiConfig, names: Names, role: Role, settings: PodSettings, resources: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "name": MPI_CONTAINER,
+        "image": image(config),
+        "imagePullPolicy": config.image_pull_policy,
+        "command": [ENTRYPOINTS[role]],
+        "env": _env(config, names, role),
+        "ports": [{"name": contract.SSH_PORT_NAME, "containerPort": contract.SSH_PORT, "protocol": "TCP"}],
+        "readinessProbe": _probe(),
+        "resources": resources,
+        "securityContext": container_security_context(config),
+        "volumeMounts": _kompi_mounts(config, role) + list(settings.volume_mounts),
+        "terminationMessagePolicy": "FallbackToLogsOnError",
+    }
+
+
+def pod_template(
+    config: KompiConfig, names: Names, role: Role, settings: PodSettings, resources: dict[str, Any]
+) -> dict[str, Any]:
+    spec: dict[str, Any] = {
+        # MPI talks over SSH, never to the Kubernetes API.
+        "automountServiceAccountToken": False,
+        "enableServiceLinks": False,
+        "securityContext": pod_security_context(config),
+        "initContainers": [git_sync.init_container(config, app) for app in config.app_code],
+        "containers": [mpi_container(config, names, role, settings, resources)],
+        "volumes": _kompi_volumes(config, names, role) + list(settings.volumes),
+        "nodeSelector": dict(settings.node_selector),
+        "tolerations": list(settings.tolerations),
+        "affinity": dict(settings.affinity),
+        "imagePullSecrets": [{"name": secret} for secret in config.image_pull_secrets],
+        "terminationGracePeriodSeconds": 30,
+    }
+    if config.gang_scheduling.enabled:
+        spec["schedulerName"] = config.gang_scheduling.scheduler
+    # Leave out empty optional fields so the rendered objects stay readable.
+    spec = {key: value for key, value in spec.items() if value not in (None, [], {})}
+    annotations = dict(settings.annotations)
+    labels = names.labels(role)
+    if config.gang_scheduling.enabled:
+        if config.gang_scheduling.mode == "volcano":
+            annotations["scheduling.k8s.io/group-name"] = names.gang
+        elif config.gang_scheduling.mode == "scheduler-plugins":
+            labels["scheduling.x-k8s.io/pod-group"] = names.gang
+    meta: dict[str, Any] = {"labels": labels}
+    if annotations:
+        meta["annotations"] = annotations
+    return {"metadata": meta, "spec": spec}

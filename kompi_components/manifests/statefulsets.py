@@ -1,0 +1,55 @@
+"""The worker StatefulSet and the master (launcher) StatefulSet."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kompi_components.config.checks import GPU_RESOURCE
+from kompi_components.config.schema import KompiConfig
+from kompi_components.manifests.meta import Manifest, manifest, metadata
+from kompi_components.manifests.pod import Role, pod_template
+from kompi_components.naming import Names
+
+
+def _worker_resources(config: KompiConfig) -> dict[str, Any]:
+    resources = {key: dict(value) for key, value in config.worker_pod.resources.items()}
+    if config.gpus_per_worker:
+        resources.setdefault("limits", {})[GPU_RESOURCE] = config.gpus_per_worker
+    return resources
+
+
+def _statefulset(config: KompiConfig, names: Names, role: Role, name: str, replicas: int, template: dict[str, Any]) -> Manifest:
+    spec: dict[str, Any] = {
+        "replicas": replicas,
+        "serviceName": names.service,
+        # Start every pod at once: MPI needs all of them, order does not matter.
+        "podManagementPolicy": "Parallel",
+        "selector": {"matchLabels": names.selector(role)},
+        "template": template,
+        # Claims made from templates go with the cluster (Pulumi never deletes them itself).
+        "persistentVolumeClaimRetentionPolicy": {"whenDeleted": "Delete", "whenScaled": "Retain"},
+    }
+    return manifest("apps/v1", "StatefulSet", metadata(names, name, role), spec=spec)
+
+
+def workers(config: KompiConfig, names: Names) -> Manifest:
+    template = pod_template(config, names, "worker", config.worker_pod, _worker_resources(config))
+    statefulset = _statefulset(config, names, "worker", names.workers, config.workers, template)
+    volume = config.worker_volume
+    if volume:
+        claim_spec: dict[str, Any] = {
+            "accessModes": [volume.access_mode],
+            "resources": {"requests": {"storage": volume.size}},
+        }
+        if volume.storage_class_name:
+            claim_spec["storageClassName"] = volume.storage_class_name
+        statefulset["spec"]["volumeClaimTemplates"] = [
+            {"metadata": {"name": volume.name, "labels": names.labels("worker")}, "spec": claim_spec}
+        ]
+    return statefulset
+
+
+def master(config: KompiConfig, names: Names) -> Manifest:
+    resources = {key: dict(value) for key, value in config.master_pod.resources.items()}
+    template = pod_template(config, names, "master", config.master_pod, resources)
+    return _statefulset(config, names, "master", names.master, 1, template)

@@ -1,0 +1,109 @@
+"""Object names and labels, all derived from the cluster name."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kompi_components import contract
+
+MANAGED_BY = "kompi"
+PART_OF = "kompi"
+# Volumes kompi adds to the pods; user volumes may not use this prefix.
+RESERVED_VOLUME_PREFIX = "kompi-"
+VOLUME_SSH = "kompi-ssh"
+VOLUME_GENERATED = "kompi-generated"
+VOLUME_SHM = "kompi-shm"
+
+
+def code_volume(app_name: str) -> str:
+    return f"kompi-code-{app_name}"
+
+
+def git_secret_volume(app_name: str) -> str:
+    return f"kompi-git-{app_name}"
+
+
+def shared_claim_volume(index: int) -> str:
+    return f"kompi-shared-{index}"
+
+
+@dataclass(frozen=True)
+class Names:
+    """Every name one cluster uses, so that no builder invents its own."""
+
+    cluster: str
+    namespace: str
+    cluster_domain: str
+
+    @property
+    def service(self) -> str:
+        return self.cluster
+
+    @property
+    def ssh_secret(self) -> str:
+        return f"{self.cluster}-ssh"
+
+    @property
+    def workers(self) -> str:
+        return f"{self.cluster}-worker"
+
+    @property
+    def master(self) -> str:
+        return f"{self.cluster}-master"
+
+    @property
+    def master_pod(self) -> str:
+        """The master StatefulSet's only pod."""
+        return f"{self.master}-0"
+
+    @property
+    def network_policy(self) -> str:
+        return self.cluster
+
+    @property
+    def master_ssh_policy(self) -> str:
+        return f"{self.cluster}-master-ssh"
+
+    @property
+    def gang(self) -> str:
+        return self.cluster
+
+    @property
+    def service_domain(self) -> str:
+        """DNS suffix of every pod: <pod>.<service_domain>."""
+        return f"{self.service}.{self.namespace}.svc.{self.cluster_domain}"
+
+    def worker_pod(self, ordinal: int) -> str:
+        return f"{self.workers}-{ordinal}"
+
+    def worker_fqdn(self, ordinal: int) -> str:
+        return f"{self.worker_pod(ordinal)}.{self.service_domain}"
+
+    @property
+    def master_fqdn(self) -> str:
+        return f"{self.master_pod}.{self.service_domain}"
+
+    def known_host_patterns(self) -> list[str]:
+        """The host names the cluster's host key is trusted for: this cluster's pods only."""
+        suffixes = (self.service_domain, f"{self.service}.{self.namespace}.svc")
+        return [f"[*.{suffix}]:{contract.SSH_PORT}" for suffix in suffixes]
+
+    def labels(self, component: str | None = None) -> dict[str, str]:
+        """Kubernetes recommended labels; ``component`` narrows to master or worker."""
+        labels = {
+            "app.kubernetes.io/name": "kompi",
+            "app.kubernetes.io/instance": self.cluster,
+            "app.kubernetes.io/version": contract.KOMPI_VERSION,
+            "app.kubernetes.io/managed-by": MANAGED_BY,
+            "app.kubernetes.io/part-of": PART_OF,
+        }
+        if component:
+            labels["app.kubernetes.io/component"] = component
+        return labels
+
+    def selector(self, component: str | None = None) -> dict[str, str]:
+        """The stable subset of labels used in selectors (never the version)."""
+        selector = {"app.kubernetes.io/name": "kompi", "app.kubernetes.io/instance": self.cluster}
+        if component:
+            selector["app.kubernetes.io/component"] = component
+        return selector

@@ -1,0 +1,26 @@
+"""Offline render: every object a stack would create, with no cluster, Pulumi CLI or network."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+from kompi_components.config import load_config
+from kompi_components.manifests.cluster import build_cluster
+from kompi_components.manifests.meta import Manifest
+from kompi_components.ssh_identity import placeholder_secret_data
+from kompi_components.stack_files import read_stack_config
+
+
+def render_objects(raw_config: dict[str, str]) -> list[Manifest]:
+    """The objects for ``raw_config`` (``kompi:*`` keys); key material is replaced by placeholders."""
+    return build_cluster(load_config(raw_config), placeholder_secret_data()).all()
+
+
+def render_stack(project_dir: Path, stack: str) -> list[Manifest]:
+    return render_objects(read_stack_config(project_dir, stack))
+
+
+def to_yaml(objects: list[Manifest]) -> str:
+    return yaml.safe_dump_all(objects, sort_keys=False, default_flow_style=False)
