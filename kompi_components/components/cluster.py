@@ -1,0 +1,70 @@
+"""KompiCluster: the whole Open MPI cluster of one stack."""
+
+from __future__ import annotations
+
+import shlex
+
+import pulumi
+
+from kompi_components import contract
+from kompi_components.components.object_group import ObjectGroup
+from kompi_components.components.ssh_identity import SshIdentity
+from kompi_components.config.schema import KompiConfig
+from kompi_components.manifests.cluster import build_cluster, cluster_names
+from kompi_components.manifests.pod import MPI_CONTAINER
+
+
+def total_slots(config: KompiConfig) -> int:
+    master = config.slots if config.master_pod.compute else 0
+    return config.workers * config.slots + master
+
+
+def first_job_command(config: KompiConfig) -> str:
+    names = cluster_names(config)
+    slots = max(total_slots(config), 1)
+    return shlex.join(
+        ["kubectl", "exec", "-n", names.namespace, names.master_pod, "-c", MPI_CONTAINER, "--",
+         "mpiexec", "--hostfile", contract.HOSTFILE, "-n", str(slots), "hostname"]
+    )
+
+
+class KompiCluster(pulumi.ComponentResource):
+    def __init__(self, name: str, config: KompiConfig, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__("kompi:index:Cluster", name, None, opts)
+        names = cluster_names(config)
+        identity = SshIdentity(f"{name}-ssh", names, config.ssh_key_version, pulumi.ResourceOptions(parent=self))
+        objects = build_cluster(config, identity.secret_data)
+
+        # Everything lives in the namespace, so it comes first when kompi creates it.
+        namespace: list[pulumi.Resource] = []
+        if objects.namespace:
+            namespace.append(ObjectGroup("Namespace", f"{name}-namespace", objects.namespace, opts=self._child()))
+        in_namespace = self._child(namespace)
+        pods_need: list[pulumi.Resource] = [identity.store(objects.ssh[0], namespace)]
+        pods_need.append(ObjectGroup("Network", f"{name}-network", objects.network, opts=in_namespace))
+        if objects.gang:
+            pods_need.append(ObjectGroup("GangScheduling", f"{name}-gang", objects.gang, opts=in_namespace))
+        ObjectGroup("Workers", f"{name}-workers", objects.workers, opts=self._child(namespace + pods_need))
+        ObjectGroup("Master", f"{name}-master", objects.master, opts=self._child(namespace + pods_need))
+
+        self.namespace = pulumi.Output.from_input(names.namespace)
+        self.master_pod = pulumi.Output.from_input(names.master_pod)
+        self.workers = pulumi.Output.from_input(config.workers)
+        self.total_slots = pulumi.Output.from_input(total_slots(config))
+        self.hostfile = pulumi.Output.from_input(contract.HOSTFILE)
+        self.first_job = pulumi.Output.from_input(first_job_command(config))
+        self.ssh_public_key = identity.public_key
+        self.register_outputs(
+            {
+                "namespace": self.namespace,
+                "masterPod": self.master_pod,
+                "workers": self.workers,
+                "totalSlots": self.total_slots,
+                "hostfile": self.hostfile,
+                "firstJob": self.first_job,
+                "sshPublicKey": self.ssh_public_key,
+            }
+        )
+
+    def _child(self, depends_on: list[pulumi.Resource] | None = None) -> pulumi.ResourceOptions:
+        return pulumi.ResourceOptions(parent=self, depends_on=depends_on or [])

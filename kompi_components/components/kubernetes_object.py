@@ -1,0 +1,45 @@
+"""Creates the Pulumi Kubernetes resource for one manifest dict (the only place that does)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from kompi_components.manifests.meta import Manifest
+
+_RESOURCE_CLASSES: dict[tuple[str, str], Any] = {
+    ("v1", "Namespace"): k8s.core.v1.Namespace,
+    ("v1", "Secret"): k8s.core.v1.Secret,
+    ("v1", "Service"): k8s.core.v1.Service,
+    ("v1", "ServiceAccount"): k8s.core.v1.ServiceAccount,
+    ("v1", "ConfigMap"): k8s.core.v1.ConfigMap,
+    ("v1", "PersistentVolumeClaim"): k8s.core.v1.PersistentVolumeClaim,
+    ("apps/v1", "StatefulSet"): k8s.apps.v1.StatefulSet,
+    ("batch/v1", "Job"): k8s.batch.v1.Job,
+    ("networking.k8s.io/v1", "NetworkPolicy"): k8s.networking.v1.NetworkPolicy,
+    ("policy/v1", "PodDisruptionBudget"): k8s.policy.v1.PodDisruptionBudget,
+    ("rbac.authorization.k8s.io/v1", "Role"): k8s.rbac.v1.Role,
+    ("rbac.authorization.k8s.io/v1", "RoleBinding"): k8s.rbac.v1.RoleBinding,
+}
+
+
+def _snake(name: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+
+
+def logical_name(manifest: Manifest) -> str:
+    """Pulumi's name for the object: kind and Kubernetes name, unique within a stack."""
+    return f"{manifest['kind'].lower()}-{manifest['metadata']['name']}"
+
+
+def create_object(manifest: Manifest, opts: pulumi.ResourceOptions) -> pulumi.CustomResource:
+    api_version, kind = manifest["apiVersion"], manifest["kind"]
+    fields = {_snake(key): value for key, value in manifest.items() if key not in ("apiVersion", "kind")}
+    resource_class = _RESOURCE_CLASSES.get((api_version, kind))
+    if resource_class is None:
+        # Custom resources (PodGroup) keep apiVersion and kind as inputs.
+        return k8s.apiextensions.CustomResource(logical_name(manifest), api_version=api_version, kind=kind, opts=opts, **fields)
+    return resource_class(logical_name(manifest), opts=opts, **fields)  # type: ignore[no-any-return]

@@ -1,0 +1,88 @@
+"""One recording mocks class for every Pulumi test, and a runner for the kompi program."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any
+
+import pulumi
+from pulumi.runtime import Mocks
+
+# Pulumi wraps secret values in this envelope on the way to the engine.
+SECRET_SIG_KEY = "4dabf18193072939515e22adb298388d"
+SECRET_SIG_VALUE = "1b47061264138c4ac30d75fd1eb44270"
+
+
+def is_secret(value: object) -> bool:
+    return isinstance(value, dict) and value.get(SECRET_SIG_KEY) == SECRET_SIG_VALUE
+
+
+def unwrap_secrets(value: Any) -> Any:
+    if is_secret(value):
+        return unwrap_secrets(value["value"])
+    if isinstance(value, dict):
+        return {key: unwrap_secrets(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [unwrap_secrets(item) for item in value]
+    return value
+
+
+@dataclass
+class Registration:
+    type_: str
+    name: str
+    inputs: dict[str, Any]
+    parent: str | None = None
+
+
+@dataclass
+class RecordingMocks(Mocks):
+    """Records every registration; ``state`` stands for what Pulumi keeps between runs."""
+
+    state_seed: str = "state-1"
+    registrations: list[Registration] = field(default_factory=list)
+
+    def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
+        self.registrations.append(Registration(args.typ, args.name, dict(args.inputs)))
+        outputs = dict(args.inputs)
+        if args.typ == "random:index/randomBytes:RandomBytes":
+            # Same state seed and name -> same bytes, as Pulumi state gives on a second `up`.
+            raw = hashlib.sha256(f"{self.state_seed}/{args.name}".encode()).digest()[: int(args.inputs["length"])]
+            outputs |= {"base64": base64.b64encode(raw).decode(), "hex": raw.hex()}
+        return f"{args.name}-id", outputs
+
+    def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict[str, Any], list[tuple[str, str]] | None]:
+        return {}, None
+
+    def of_type(self, prefix: str) -> list[Registration]:
+        return [r for r in self.registrations if r.type_.startswith(prefix)]
+
+
+def run_program(config: dict[str, str], mocks: RecordingMocks | None = None, stack: str = "test") -> RecordingMocks:
+    """Run kompi's Pulumi program under mocks with ``config`` and wait for every registration."""
+    from kompi_components import program
+
+    mocks = mocks or RecordingMocks()
+    pulumi.runtime.set_mocks(mocks, project="kompi", stack=stack, preview=False)
+
+    @pulumi.runtime.test
+    def body() -> None:
+        pulumi.runtime.set_all_config(config)
+        program.run()
+
+    body()
+    return mocks
+
+
+KUBERNETES_PREFIX = "kubernetes:"
+
+
+def registered_manifests(mocks: RecordingMocks) -> list[dict[str, Any]]:
+    """The Kubernetes objects the program registered, as manifests (secrets unwrapped)."""
+    manifests = []
+    for registration in mocks.of_type(KUBERNETES_PREFIX):
+        inputs = unwrap_secrets(registration.inputs)
+        manifests.append(inputs)
+    return manifests
