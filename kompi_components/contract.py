@@ -74,6 +74,7 @@ def as_env_lines() -> list[str]:
     }
     return [f"{key}={value}" for key, value in values.items()]
 
+
 # The image the stack configs use unless they say otherwise: <openmpi>-<base tag>-<kompi version>.
 DEFAULT_OPENMPI_VERSION = "4.1.4"
 DEFAULT_BASE_TAG = "bookworm"

@@ -23,8 +23,22 @@ def first_job_command(config: KompiConfig) -> str:
     names = cluster_names(config)
     slots = max(total_slots(config), 1)
     return shlex.join(
-        ["kubectl", "exec", "-n", names.namespace, names.master_pod, "-c", MPI_CONTAINER, "--",
-         "mpiexec", "--hostfile", contract.HOSTFILE, "-n", str(slots), "hostname"]
+        [
+            "kubectl",
+            "exec",
+            "-n",
+            names.namespace,
+            names.master_pod,
+            "-c",
+            MPI_CONTAINER,
+            "--",
+            "mpiexec",
+            "--hostfile",
+            contract.HOSTFILE,
+            "-n",
+            str(slots),
+            "hostname",
+        ]
     )
 
 

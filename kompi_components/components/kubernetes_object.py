@@ -41,5 +41,7 @@ def create_object(manifest: Manifest, opts: pulumi.ResourceOptions) -> pulumi.Cu
     resource_class = _RESOURCE_CLASSES.get((api_version, kind))
     if resource_class is None:
         # Custom resources (PodGroup) keep apiVersion and kind as inputs.
-        return k8s.apiextensions.CustomResource(logical_name(manifest), api_version=api_version, kind=kind, opts=opts, **fields)
+        return k8s.apiextensions.CustomResource(
+            logical_name(manifest), api_version=api_version, kind=kind, opts=opts, **fields
+        )
     return resource_class(logical_name(manifest), opts=opts, **fields)  # type: ignore[no-any-return]

@@ -26,7 +26,7 @@ def _check_shared_claims(config: KompiConfig) -> None:
             raise ConfigError(
                 f"sharedClaims[{index}].accessMode",
                 claim.access_mode,
-                f"ReadWriteMany or ReadOnlyMany: claim '{claim.claim_name}' is mounted by {pods} pods and {ATTACH_HINT}",
+                f"ReadWriteMany or ReadOnlyMany: claim '{claim.claim_name}' is mounted by {pods} pods; {ATTACH_HINT}",
             )
 
 
@@ -43,13 +43,14 @@ def _check_raw_claims(config: KompiConfig) -> None:
 
 def _check_gpus(config: KompiConfig) -> None:
     limits = config.worker_pod.resources.get("limits", {})
-    if isinstance(limits, dict) and GPU_RESOURCE in limits and config.gpus_per_worker:
-        if str(limits[GPU_RESOURCE]) != str(config.gpus_per_worker):
-            raise ConfigError(
-                f"workerPod.resources.limits.{GPU_RESOURCE}",
-                limits[GPU_RESOURCE],
-                f"no GPU limit here, or the same as kompi:gpusPerWorker ({config.gpus_per_worker})",
-            )
+    if not (isinstance(limits, dict) and GPU_RESOURCE in limits and config.gpus_per_worker):
+        return
+    if str(limits[GPU_RESOURCE]) != str(config.gpus_per_worker):
+        raise ConfigError(
+            f"workerPod.resources.limits.{GPU_RESOURCE}",
+            limits[GPU_RESOURCE],
+            f"no GPU limit here, or the same as kompi:gpusPerWorker ({config.gpus_per_worker})",
+        )
 
 
 def _check_user_volumes(key: str, settings: PodSettings) -> set[str]:
@@ -70,14 +71,14 @@ def _check_mounts(key: str, settings: PodSettings, volumes: set[str]) -> None:
     for index, mount in enumerate(settings.volume_mounts):
         name = mount.get("name")
         if name not in volumes:
-            raise ConfigError(
-                f"{key}.volumeMounts[{index}].name", name, f"the name of a volume in kompi:{key}.volumes"
-            )
+            raise ConfigError(f"{key}.volumeMounts[{index}].name", name, f"the name of a volume in kompi:{key}.volumes")
 
 
 def _check_unique_mount_paths(config: KompiConfig) -> None:
     seen: dict[str, str] = {}
-    paths: list[tuple[str, str]] = [(f"appCode[{i}].mountPath", app.mount_path) for i, app in enumerate(config.app_code)]
+    paths: list[tuple[str, str]] = [
+        (f"appCode[{i}].mountPath", app.mount_path) for i, app in enumerate(config.app_code)
+    ]
     paths += [(f"sharedClaims[{i}].mountPath", claim.mount_path) for i, claim in enumerate(config.shared_claims)]
     if config.worker_volume:
         paths.append(("workerVolume.mountPath", config.worker_volume.mount_path))

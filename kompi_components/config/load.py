@@ -73,25 +73,14 @@ def _dotted(location: tuple[int | str, ...]) -> str:
     return text
 
 
-def _lookup(data: object, location: tuple[int | str, ...]) -> object:
-    for part in location:
-        if isinstance(data, Mapping) and part in data:
-            data = data[part]
-        elif isinstance(data, list) and isinstance(part, int) and part < len(data):
-            data = data[part]
-        else:
-            return MISSING
-    return data
-
-
-def _first_error(error: ValidationError, data: Mapping[str, object]) -> ConfigError:
+def _first_error(error: ValidationError) -> ConfigError:
     detail = error.errors(include_url=False)[0]
     location = tuple(detail["loc"])
     # A failed model validator reports no field; drop pydantic's union branch names from the path.
     location = tuple(part for part in location if not (isinstance(part, str) and part.startswith("function-")))
     key = _dotted(location)
     kind = detail["type"]
-    value = MISSING if kind == "missing" else detail.get("input", _lookup(data, location))
+    value = MISSING if kind == "missing" else detail.get("input")
     if kind == "extra_forbidden":
         return ConfigError(key, value, "no such key here (check its spelling)")
     if kind in _EXPECTATIONS:
@@ -132,6 +121,6 @@ def load_config(raw: Mapping[str, object]) -> KompiConfig:
     try:
         config = KompiConfig.model_validate(data, by_alias=True)
     except ValidationError as error:
-        raise _first_error(error, data) from None
+        raise _first_error(error) from None
     check_cross_field_rules(config)
     return config

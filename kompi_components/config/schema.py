@@ -116,7 +116,8 @@ class GangSettings(Model):
         description="pdb: kube-batch style PodDisruptionBudget; volcano or scheduler-plugins: a PodGroup",
     )
     scheduler_name: str | None = Field(
-        default=None, description="schedulerName of the pods (default: kube-batch, volcano, scheduler-plugins-scheduler)"
+        default=None,
+        description="schedulerName of the pods (default: kube-batch, volcano, scheduler-plugins-scheduler)",
     )
 
     @property

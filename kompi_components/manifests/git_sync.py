@@ -55,7 +55,10 @@ def volumes(app: AppCode) -> list[dict[str, Any]]:
     result: list[dict[str, Any]] = [{"name": naming.code_volume(app.name), "emptyDir": {}}]
     if app.ssh_key_secret:
         result.append(
-            {"name": naming.git_secret_volume(app.name), "secret": {"secretName": app.ssh_key_secret, "defaultMode": 0o400}}
+            {
+                "name": naming.git_secret_volume(app.name),
+                "secret": {"secretName": app.ssh_key_secret, "defaultMode": 0o400},
+            }
         )
     return result
 

@@ -17,7 +17,9 @@ def network_policies(config: KompiConfig, names: Names) -> list[Manifest]:
         "policyTypes": ["Ingress"],
         "ingress": [{"from": [{"podSelector": {"matchLabels": names.selector()}}]}],
     }
-    policies = [manifest("networking.k8s.io/v1", "NetworkPolicy", metadata(names, names.network_policy), spec=same_cluster)]
+    policies = [
+        manifest("networking.k8s.io/v1", "NetworkPolicy", metadata(names, names.network_policy), spec=same_cluster)
+    ]
     if config.network_policy.ssh_allow_from:
         ssh_in = {
             "podSelector": {"matchLabels": names.selector("master")},
@@ -30,6 +32,8 @@ def network_policies(config: KompiConfig, names: Names) -> list[Manifest]:
             ],
         }
         policies.append(
-            manifest("networking.k8s.io/v1", "NetworkPolicy", metadata(names, names.master_ssh_policy, "master"), spec=ssh_in)
+            manifest(
+                "networking.k8s.io/v1", "NetworkPolicy", metadata(names, names.master_ssh_policy, "master"), spec=ssh_in
+            )
         )
     return policies

@@ -59,7 +59,9 @@ def _kompi_mounts(config: KompiConfig, role: Role) -> list[dict[str, Any]]:
         mounts.append({"name": naming.VOLUME_SHM, "mountPath": "/dev/shm"})
     mounts += [git_sync.code_mount(app) for app in config.app_code]
     for index, claim in enumerate(config.shared_claims):
-        mounts.append({"name": naming.shared_claim_volume(index), "mountPath": claim.mount_path, "readOnly": claim.read_only})
+        mounts.append(
+            {"name": naming.shared_claim_volume(index), "mountPath": claim.mount_path, "readOnly": claim.read_only}
+        )
     if role == "worker" and config.worker_volume:
         mounts.append({"name": config.worker_volume.name, "mountPath": config.worker_volume.mount_path})
     return mounts
@@ -70,7 +72,9 @@ def _probe() -> dict[str, Any]:
     return {"exec": {"command": [contract.READY_PROBE]}, "periodSeconds": 2, "timeoutSeconds": 2, "failureThreshold": 1}
 
 
-def mpi_container(config: KompiConfig, names: Names, role: Role, settings: PodSettings, resources: dict[str, Any]) -> dict[str, Any]:
+def mpi_container(
+    config: KompiConfig, names: Names, role: Role, settings: PodSettings, resources: dict[str, Any]
+) -> dict[str, Any]:
     return {
         "name": MPI_CONTAINER,
         "image": image(config),

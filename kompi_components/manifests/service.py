@@ -13,6 +13,13 @@ def headless_service(names: Names) -> Manifest:
         "selector": names.selector(),
         # Only pods whose sshd answers (readiness probe) are published in DNS.
         "publishNotReadyAddresses": False,
-        "ports": [{"name": contract.SSH_PORT_NAME, "port": contract.SSH_PORT, "targetPort": contract.SSH_PORT_NAME, "protocol": "TCP"}],
+        "ports": [
+            {
+                "name": contract.SSH_PORT_NAME,
+                "port": contract.SSH_PORT,
+                "targetPort": contract.SSH_PORT_NAME,
+                "protocol": "TCP",
+            }
+        ],
     }
     return manifest("v1", "Service", metadata(names, names.service), spec=spec)

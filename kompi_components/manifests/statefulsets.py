@@ -18,7 +18,9 @@ def _worker_resources(config: KompiConfig) -> dict[str, Any]:
     return resources
 
 
-def _statefulset(config: KompiConfig, names: Names, role: Role, name: str, replicas: int, template: dict[str, Any]) -> Manifest:
+def _statefulset(
+    config: KompiConfig, names: Names, role: Role, name: str, replicas: int, template: dict[str, Any]
+) -> Manifest:
     spec: dict[str, Any] = {
         "replicas": replicas,
         "serviceName": names.service,
