@@ -1,0 +1,72 @@
+"""The stack configs in the repository and a config that turns on every feature."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def stack_names() -> list[str]:
+    return sorted(path.name.removeprefix("Pulumi.").removesuffix(".yaml") for path in REPO.glob("Pulumi.*.yaml"))
+
+
+def as_config(values: dict[str, object]) -> dict[str, str]:
+    """``{key: value}`` -> Pulumi-style ``kompi:*`` strings."""
+    return {f"kompi:{key}": value if isinstance(value, str) else json.dumps(value) for key, value in values.items()}
+
+
+EVERY_FEATURE: dict[str, object] = {
+    "clusterName": "full",
+    "namespace": "mpi",
+    "workers": 3,
+    "gpusPerWorker": 2,
+    "slotsPerWorker": 2,
+    "image": "registry.example.com/ml/kompi",
+    "imageTag": "5.0.9-bookworm-0.1.0",
+    "imagePullPolicy": "Always",
+    "imagePullSecrets": ["regcred"],
+    "shmSize": "8Gi",
+    "masterPod": {
+        "compute": True,
+        "resources": {"requests": {"cpu": "2"}},
+        "nodeSelector": {"pool": "cpu"},
+        "volumes": [{"name": "scratch-master", "emptyDir": {}}],
+        "volumeMounts": [{"name": "scratch-master", "mountPath": "/scratch"}],
+    },
+    "workerPod": {
+        "resources": {"limits": {"memory": "64Gi"}},
+        "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
+        "affinity": {
+            "podAntiAffinity": {
+                "preferredDuringSchedulingIgnoredDuringExecution": [
+                    {
+                        "weight": 100,
+                        "podAffinityTerm": {
+                            "topologyKey": "kubernetes.io/hostname",
+                            "labelSelector": {"matchLabels": {"app.kubernetes.io/instance": "full"}},
+                        },
+                    }
+                ]
+            }
+        },
+        "annotations": {"example.com/team": "ml"},
+    },
+    "networkPolicy": {"sshAllowFrom": ["10.0.0.0/8"]},
+    "gangScheduling": {"enabled": True, "mode": "volcano"},
+    "appCode": [
+        {"name": "app", "repo": "https://github.com/example/app.git", "ref": "main", "mountPath": "/repo"},
+        {
+            "name": "private",
+            "repo": "git@github.com:example/private.git",
+            "mountPath": "/private",
+            "subPath": "src",
+            "sshKeySecret": "deploy-key",
+            "retries": 3,
+            "retryWaitSeconds": 20,
+        },
+    ],
+    "sharedClaims": [{"claimName": "datasets", "accessMode": "ReadWriteMany", "mountPath": "/data", "readOnly": True}],
+    "workerVolume": {"size": "100Gi", "storageClassName": "fast", "mountPath": "/scratch"},
+}
