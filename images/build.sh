@@ -1,0 +1,128 @@
+#!/bin/bash
+# Builds kompi's images with buildah (chroot isolation) and prints one line per image:
+#   <flavor> <image>   e.g.  ompi5 localhost/kompi:5.0.11-bookworm-0.1.0
+# The tag is <Open MPI version>-<base tag>-<kompi version>; the version is read from the built image.
+#
+# Usage: images/build.sh [--base IMAGE] [--base-tag TAG] [--repo NAME] [--uid N] [--gid N]
+#                        [--ca-bundle FILE] [--force] [FLAVOR...]   FLAVOR: ompi4, ompi5 (default: both)
+# --base defaults to localhost/debian-base:bookworm; a missing localhost/debian-base:<suite> is made
+# with debootstrap (root). Every other build argument comes from kompi_components.contract.
+# An image whose inputs (files under images/, build arguments, base image id) are unchanged is not
+# rebuilt: the inputs' hash is stored in the label io.kompi.inputs.
+# --ca-bundle (default: $PIP_CERT, else $SSL_CERT_FILE, when set) is bind-mounted into the build's RUN
+# steps for pip behind a TLS-intercepting proxy; it is not copied into the image.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+python=${PYTHON:-python3}
+base=localhost/debian-base:bookworm
+base_tag=
+repo=localhost/kompi
+force=0
+ca_bundle=${PIP_CERT:-${SSL_CERT_FILE:-}}
+flavors=()
+overrides=()
+
+log() { printf 'build.sh: %s\n' "$*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+parse_args() {
+    while [ $# -gt 0 ]; do
+        case "$1" in
+            --base) base=$2; shift 2 ;;
+            --base-tag) base_tag=$2; shift 2 ;;
+            --repo) repo=$2; shift 2 ;;
+            --uid) overrides+=("MPI_UID=$2"); shift 2 ;;
+            --gid) overrides+=("MPI_GID=$2"); shift 2 ;;
+            --ca-bundle) ca_bundle=$2; shift 2 ;;
+            --force) force=1; shift ;;
+            ompi4 | ompi5) flavors+=("$1"); shift ;;
+            *) die "unknown argument: $1" ;;
+        esac
+    done
+    [ ${#flavors[@]} -gt 0 ] || flavors=(ompi4 ompi5)
+    [ -n "$base_tag" ] || base_tag=${base##*:}
+}
+
+image_exists() { podman image exists "$1"; }
+
+# localhost/debian-base:<suite> from debootstrap --variant=minbase, when it is not there yet.
+ensure_base() {
+    image_exists "$base" && return
+    case "$base" in
+        localhost/debian-base:*) ;;
+        *) die "base image $base not found (pull it first, or use localhost/debian-base:<suite>)" ;;
+    esac
+    command -v debootstrap >/dev/null || die "debootstrap is not installed"
+    local suite=${base##*:} rootfs
+    rootfs=$(mktemp -d)
+    log "creating $base with debootstrap $suite"
+    debootstrap --variant=minbase "$suite" "$rootfs" ${DEBOOTSTRAP_MIRROR:+"$DEBOOTSTRAP_MIRROR"} >&2
+    tar -C "$rootfs" -c . | podman import - "$base" >&2
+    rm -rf "$rootfs"
+}
+
+contract_args() {
+    local line
+    (cd "$here/.." && "$python" "$here/contract_args.py")
+    for line in "${overrides[@]}"; do printf '%s\n' "$line"; done
+}
+
+# Hash of everything that shapes the image: the files the build reads, the arguments, the base.
+inputs_hash() {
+    local flavor=$1
+    {
+        (cd "$here" && find base scripts -type f -print0 | sort -z | xargs -0 sha256sum)
+        printf 'flavor=%s\n' "$flavor"
+        contract_args
+        podman image inspect --format '{{.Id}}' "$base"
+    } | sha256sum | cut -d' ' -f1
+}
+
+image_label() {
+    podman image inspect --format "{{index .Labels \"$2\"}}" "$1" 2>/dev/null || true
+}
+
+# The Open MPI version recorded in the image at build time (from ompi_info).
+image_openmpi_version() {
+    local mnt version
+    mnt=$(podman image mount "$1")
+    version=$(cat "$mnt/usr/local/share/kompi/openmpi-version")
+    podman image unmount "$1" >/dev/null
+    printf '%s\n' "$version"
+}
+
+build_flavor() {
+    local flavor=$1 hash work_tag version kompi_version tag line
+    local -a args=()
+    hash=$(inputs_hash "$flavor")
+    work_tag="$repo:$flavor-$base_tag"
+    if [ "$force" -eq 0 ] && image_exists "$work_tag" && [ "$(image_label "$work_tag" io.kompi.inputs)" = "$hash" ]; then
+        log "$work_tag is up to date"
+    else
+        while IFS= read -r line; do args+=(--build-arg "$line"); done < <(contract_args)
+        if [ -n "$ca_bundle" ] && [ -r "$ca_bundle" ]; then
+            args+=(--volume "$ca_bundle:/run/kompi-build/ca.crt:ro")
+        fi
+        log "building $work_tag"
+        buildah bud --isolation chroot --layers=false \
+            --build-arg "BASE=$base" --build-arg "MPI_FLAVOR=$flavor" "${args[@]}" \
+            --label "io.kompi.inputs=$hash" -f "$here/base/Dockerfile" -t "$work_tag" "$here" >&2
+    fi
+    version=$(image_openmpi_version "$work_tag")
+    kompi_version=$(contract_args | sed -n 's/^KOMPI_VERSION=//p')
+    tag="$repo:$version-$base_tag-$kompi_version"
+    podman tag "$work_tag" "$tag"
+    printf '%s %s\n' "$flavor" "$tag"
+}
+
+main() {
+    parse_args "$@"
+    ensure_base
+    local flavor
+    for flavor in "${flavors[@]}"; do
+        build_flavor "$flavor"
+    done
+}
+
+main "$@"
