@@ -9,6 +9,7 @@ from typing import Any
 
 import pulumi
 from pulumi.runtime import Mocks
+from pulumi.runtime.mocks import MockMonitor
 
 # Pulumi wraps secret values in this envelope on the way to the engine.
 SECRET_SIG_KEY = "4dabf18193072939515e22adb298388d"
@@ -34,7 +35,9 @@ class Registration:
     type_: str
     name: str
     inputs: dict[str, Any]
-    parent: str | None = None
+    urn: str = ""
+    parent: str = ""
+    dependencies: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -59,13 +62,33 @@ class RecordingMocks(Mocks):
     def of_type(self, prefix: str) -> list[Registration]:
         return [r for r in self.registrations if r.type_.startswith(prefix)]
 
+    def named(self, type_: str, name: str) -> Registration:
+        return next(r for r in self.registrations if r.type_ == type_ and r.name == name)
+
+
+class RecordingMonitor(MockMonitor):
+    """Adds what the mocks cannot see to each registration: its URN, parent and dependencies."""
+
+    def __init__(self, mocks: RecordingMocks) -> None:
+        super().__init__(mocks)
+        self.recording = mocks
+
+    def RegisterResource(self, request: Any) -> Any:
+        response = super().RegisterResource(request)
+        if request.type != "pulumi:pulumi:Stack":
+            registration = self.recording.named(request.type, request.name)
+            registration.urn = response.urn
+            registration.parent = request.parent
+            registration.dependencies = list(request.dependencies)
+        return response
+
 
 def run_program(config: dict[str, str], mocks: RecordingMocks | None = None, stack: str = "test") -> RecordingMocks:
     """Run kompi's Pulumi program under mocks with ``config`` and wait for every registration."""
     from kompi_components import program
 
     mocks = mocks or RecordingMocks()
-    pulumi.runtime.set_mocks(mocks, project="kompi", stack=stack, preview=False)
+    pulumi.runtime.set_mocks(mocks, project="kompi", stack=stack, preview=False, monitor=RecordingMonitor(mocks))
 
     @pulumi.runtime.test
     def body() -> None:

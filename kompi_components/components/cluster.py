@@ -52,14 +52,13 @@ class KompiCluster(pulumi.ComponentResource):
         # Everything lives in the namespace, so it comes first when kompi creates it.
         namespace: list[pulumi.Resource] = []
         if objects.namespace:
-            namespace.append(ObjectGroup("Namespace", f"{name}-namespace", objects.namespace, opts=self._child()))
-        in_namespace = self._child(namespace)
-        pods_need: list[pulumi.Resource] = [identity.store(objects.ssh[0], namespace)]
-        pods_need.append(ObjectGroup("Network", f"{name}-network", objects.network, opts=in_namespace))
+            namespace.append(ObjectGroup("Namespace", f"{name}-namespace", objects.namespace, self))
+        pods_need: list[pulumi.Resource] = [*namespace, identity.store(objects.ssh[0], namespace)]
+        pods_need.append(ObjectGroup("Network", f"{name}-network", objects.network, self, namespace))
         if objects.gang:
-            pods_need.append(ObjectGroup("GangScheduling", f"{name}-gang", objects.gang, opts=in_namespace))
-        ObjectGroup("Workers", f"{name}-workers", objects.workers, opts=self._child(namespace + pods_need))
-        ObjectGroup("Master", f"{name}-master", objects.master, opts=self._child(namespace + pods_need))
+            pods_need.append(ObjectGroup("GangScheduling", f"{name}-gang", objects.gang, self, namespace))
+        ObjectGroup("Workers", f"{name}-workers", objects.workers, self, pods_need)
+        ObjectGroup("Master", f"{name}-master", objects.master, self, pods_need)
 
         self.namespace = pulumi.Output.from_input(names.namespace)
         self.master_pod = pulumi.Output.from_input(names.master_pod)
@@ -79,6 +78,3 @@ class KompiCluster(pulumi.ComponentResource):
                 "sshPublicKey": self.ssh_public_key,
             }
         )
-
-    def _child(self, depends_on: list[pulumi.Resource] | None = None) -> pulumi.ResourceOptions:
-        return pulumi.ResourceOptions(parent=self, depends_on=depends_on or [])

@@ -18,9 +18,11 @@ class ObjectGroup(pulumi.ComponentResource):
         type_name: str,
         name: str,
         manifests: list[Manifest],
-        opts: pulumi.ResourceOptions | None = None,
+        parent: pulumi.Resource,
+        depends_on: list[pulumi.Resource] | None = None,
     ) -> None:
-        super().__init__(f"kompi:index:{type_name}", name, None, opts)
-        child_opts = pulumi.ResourceOptions(parent=self)
+        super().__init__(f"kompi:index:{type_name}", name, None, pulumi.ResourceOptions(parent=parent))
+        # Children do not inherit a component's dependencies: each object waits for them itself.
+        child_opts = pulumi.ResourceOptions(parent=self, depends_on=depends_on or [])
         self.resources = [create_object(manifest, child_opts) for manifest in manifests]
         self.register_outputs({"objects": [f"{m['kind']}/{m['metadata']['name']}" for m in manifests]})
