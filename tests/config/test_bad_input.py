@@ -1,0 +1,139 @@
+"""Bad input fails before anything is created, with one line naming key, value and expectation."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from kompi_components.config import ConfigError, load_config
+from tests.stacks import REPO, as_config
+
+CASES: dict[str, tuple[dict[str, object], str]] = {
+    "typo-of-workers": ({"worker": 3}, 'kompi:worker = "3": expected a known key (did you mean kompi:workers'),
+    "negative-workers": ({"workers": -1}, "kompi:workers = -1: expected a number >= 0"),
+    "workers-not-int": ({"workers": "many"}, 'kompi:workers = "many": expected an integer'),
+    "workers-float": ({"workers": 2.5}, "kompi:workers = 2.5: expected an integer"),
+    "negative-gpus": ({"gpusPerWorker": -2}, "kompi:gpusPerWorker = -2: expected a number >= 0"),
+    "cluster-name-not-dns": ({"clusterName": "My_Cluster"}, 'kompi:clusterName = "My_Cluster": expected a DNS-1123'),
+    "cluster-name-too-long": ({"clusterName": "a" * 41}, "at most 40 characters"),
+    "namespace-not-dns": ({"namespace": "Team.ML"}, 'kompi:namespace = "Team.ML": expected a DNS-1123 label'),
+    "pull-policy": ({"imagePullPolicy": "Sometimes"}, "expected one of 'Always', 'IfNotPresent' or 'Never'"),
+    "bool-as-word": ({"createNamespace": "yes"}, 'kompi:createNamespace = "yes": expected true or false'),
+    "nested-typo": ({"networkPolicy": {"enabeld": False}}, "kompi:networkPolicy.enabeld = false: expected no such key"),
+    "git-without-repo": (
+        {"appCode": [{"name": "app", "mountPath": "/repo"}]},
+        "kompi:appCode[0].repo = <missing>: expected a value (this key is required)",
+    ),
+    "git-relative-mount": (
+        {"appCode": [{"name": "app", "repo": "https://x/y.git", "mountPath": "repo"}]},
+        'kompi:appCode[0].mountPath = "repo": expected an absolute path',
+    ),
+    "git-subpath-escape": (
+        {"appCode": [{"name": "app", "repo": "https://x/y.git", "mountPath": "/r", "subPath": "../etc"}]},
+        "expected a relative path without '..'",
+    ),
+    "shared-rwo-claim": (
+        {"sharedClaims": [{"claimName": "data", "accessMode": "ReadWriteOnce", "mountPath": "/data"}]},
+        "kompi:sharedClaims[0].accessMode = \"ReadWriteOnce\": expected ReadWriteMany or ReadOnlyMany: claim 'data' "
+        "is mounted by 3 pods; a ReadWriteOnce claim attaches to one node only",
+    ),
+    "raw-claim-on-master-and-workers": (
+        {
+            "workers": 1,
+            "masterPod": {"volumes": [{"name": "d", "persistentVolumeClaim": {"claimName": "data"}}]},
+            "workerPod": {"volumes": [{"name": "d", "persistentVolumeClaim": {"claimName": "data"}}]},
+        },
+        'kompi:workerPod.volumes[0].persistentVolumeClaim.claimName = "data": expected a claim used by one pod only',
+    ),
+    "raw-claim-on-many-workers": (
+        {"workerPod": {"volumes": [{"name": "d", "persistentVolumeClaim": {"claimName": "data"}}]}},
+        "(it would be mounted by 2 workers)",
+    ),
+    "mount-of-unknown-volume": (
+        {"workerPod": {"volumeMounts": [{"name": "nope", "mountPath": "/x"}]}},
+        'kompi:workerPod.volumeMounts[0].name = "nope": expected the name of a volume in kompi:workerPod.volumes',
+    ),
+    "reserved-volume-name": (
+        {"masterPod": {"volumes": [{"name": "kompi-ssh", "emptyDir": {}}]}},
+        "expected a name not starting with 'kompi-' (reserved)",
+    ),
+    "gpu-limit-conflict": (
+        {"gpusPerWorker": 2, "workerPod": {"resources": {"limits": {"nvidia.com/gpu": 1}}}},
+        "kompi:workerPod.resources.limits.nvidia.com/gpu = 1: expected no GPU limit here, or the same as",
+    ),
+    "gang-mode": ({"gangScheduling": {"enabled": True, "mode": "kube-batch"}}, "expected one of 'pdb', 'volcano'"),
+    "bad-cidr": ({"networkPolicy": {"sshAllowFrom": ["everyone"]}}, "expected a CIDR block"),
+    "bad-quantity": ({"shmSize": "lots"}, 'kompi:shmSize = "lots": expected a Kubernetes quantity'),
+    "duplicate-mount-path": (
+        {
+            "appCode": [{"name": "app", "repo": "https://x/y.git", "mountPath": "/data"}],
+            "sharedClaims": [{"claimName": "d", "accessMode": "ReadWriteMany", "mountPath": "/data"}],
+        },
+        'kompi:sharedClaims[0].mountPath = "/data": expected a mount path not used already',
+    ),
+    "zero-uid-without-root-opt-in": ({"runAsUser": 0}, "kompi:runAsUser = 0: expected a number >= 1"),
+}
+
+
+@pytest.mark.parametrize(("values", "message"), CASES.values(), ids=CASES.keys())
+def test_bad_value_is_one_line_naming_key_value_and_expectation(values: dict[str, object], message: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        load_config(as_config(values))
+    text = str(caught.value)
+    assert "\n" not in text
+    assert text.startswith("invalid config kompi:")
+    assert message in text
+
+
+def test_values_straight_from_yaml_and_from_pulumi_strings_agree() -> None:
+    as_yaml = load_config({"kompi:workers": 3, "kompi:networkPolicy": {"enabled": False}})
+    as_pulumi = load_config({"kompi:workers": "3", "kompi:networkPolicy": json.dumps({"enabled": False})})
+    assert as_yaml == as_pulumi
+
+
+def _render(tmp_path_factory: pytest.TempPathFactory, stack_yaml: str) -> subprocess.CompletedProcess[str]:
+    project = tmp_path_factory.mktemp("project")
+    (project / "Pulumi.yaml").write_text((REPO / "Pulumi.yaml").read_text())
+    (project / "Pulumi.bad.yaml").write_text(stack_yaml)
+    return subprocess.run(
+        [sys.executable, "-m", "kompi_components", "render", "--stack", "bad", "--dir", str(project)],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize(
+    ("stack_yaml", "line"),
+    [
+        ("config:\n  kompi:worker: 3\n", 'error: invalid config kompi:worker = "3": expected a known key'),
+        ("config:\n  kompi:workers: -4\n", "error: invalid config kompi:workers = -4: expected a number >= 0"),
+        ("config: [\n", "error: "),
+    ],
+    ids=["typo", "negative", "broken-yaml"],
+)
+def test_render_exits_2_with_one_line_and_no_traceback(
+    tmp_path_factory: pytest.TempPathFactory, stack_yaml: str, line: str
+) -> None:
+    result = _render(tmp_path_factory, stack_yaml)
+    assert result.returncode == 2
+    assert result.stdout == ""
+    assert result.stderr.count("\n") == 1
+    assert result.stderr.startswith(line)
+    assert "Traceback" not in result.stderr
+
+
+def test_missing_stack_file_exits_2() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "kompi_components", "render", "--stack", "nope"],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        check=False,
+    )
+    assert result.returncode == 2
+    assert result.stderr == "error: no stack file Pulumi.nope.yaml in .\n"
