@@ -18,7 +18,7 @@ def test_two_runs_with_the_same_state_register_identical_inputs() -> None:
     first = _inputs(run_program(config, RecordingMocks(state_seed="kept")))
     second = _inputs(run_program(config, RecordingMocks(state_seed="kept")))
     assert first == second
-    secret = first[("kubernetes:core/v1:Secret", "secret-kompi-ssh")]
+    secret = first[("kubernetes:core/v1:Secret", "secret-full-ssh")]
     assert secret["stringData"]["id_ecdsa"].startswith("-----BEGIN EC PRIVATE KEY-----")
 
 
