@@ -25,6 +25,13 @@ def _contract(_: argparse.Namespace) -> int:
     return 0
 
 
+def _config_table(_: argparse.Namespace) -> int:
+    from kompi_components.config.reference import config_table
+
+    print(config_table())
+    return 0
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m kompi_components", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -34,6 +41,8 @@ def _parser() -> argparse.ArgumentParser:
     render.set_defaults(run=_render)
     shared = commands.add_parser("contract", help="print the names shared with the images (KEY=VALUE)")
     shared.set_defaults(run=_contract)
+    table = commands.add_parser("config-table", help="print the README's config reference table (Markdown)")
+    table.set_defaults(run=_config_table)
     return parser
 
 

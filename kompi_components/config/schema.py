@@ -161,7 +161,7 @@ class SharedClaim(Model):
 class WorkerVolume(Model):
     """A claim per worker, made from a volumeClaimTemplate and deleted with the cluster."""
 
-    name: DnsLabel = Field(default="scratch", description="template name (claims are <name>-<worker pod>)")
+    name: DnsLabel = Field(default="scratch", description="template name; each claim is named NAME-WORKERPOD")
     size: Quantity = Field(description="requested storage, e.g. 100Gi")
     storage_class_name: str | None = Field(default=None, description="storage class (default: the cluster's)")
     access_mode: AccessMode = Field(default="ReadWriteOnce", description="access mode of each claim")
