@@ -68,6 +68,16 @@ contract_args() {
     for line in "${overrides[@]}"; do printf '%s\n' "$line"; done
 }
 
+# The contract lines whose names the Dockerfile declares as ARG (the rest would only draw warnings).
+declared_args() {
+    local declared line
+    declared=" $(sed -n 's/^ARG \([A-Za-z0-9_]*\).*$/\1/p' "$1" | tr '\n' ' ') "
+    while IFS= read -r line; do
+        [[ $declared == *" ${line%%=*} "* ]] && printf '%s\n' "$line"
+    done < <(contract_args)
+    return 0
+}
+
 # Hash of everything that shapes the image: the files the build reads, the arguments, the base.
 inputs_hash() {
     local flavor=$1
@@ -100,7 +110,7 @@ build_flavor() {
     if [ "$force" -eq 0 ] && image_exists "$work_tag" && [ "$(image_label "$work_tag" io.kompi.inputs)" = "$hash" ]; then
         log "$work_tag is up to date"
     else
-        while IFS= read -r line; do args+=(--build-arg "$line"); done < <(contract_args)
+        while IFS= read -r line; do args+=(--build-arg "$line"); done < <(declared_args "$here/base/Dockerfile")
         if [ -n "$ca_bundle" ] && [ -r "$ca_bundle" ]; then
             args+=(--volume "$ca_bundle:/run/kompi-build/ca.crt:ro")
         fi

@@ -1,0 +1,60 @@
+"""Fixtures of the image tests: the tools they need (missing ones fail, never skip) and the images."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.images.podman import REPO_ROOT, podman_env
+
+BUILD_SCRIPT = REPO_ROOT / "images" / "build.sh"
+FLAVORS = ("ompi4", "ompi5")
+REQUIRED_TOOLS = ("podman", "buildah", "runc")
+
+
+@pytest.fixture(scope="session")
+def container_tools() -> None:
+    """podman, buildah and runc must be installed: without them these tests fail (opt out with the flag)."""
+    missing = [tool for tool in REQUIRED_TOOLS if shutil.which(tool) is None]
+    if missing:
+        pytest.fail(f"missing {', '.join(missing)}: install them or run pytest with --skip-containers")
+
+
+@pytest.fixture(scope="session")
+def images(container_tools: None) -> dict[str, str]:
+    """Build (or reuse, when unchanged) every flavor with images/build.sh; flavor -> image tag."""
+    start = time.monotonic()
+    result = subprocess.run(
+        [str(BUILD_SCRIPT), *FLAVORS],
+        capture_output=True,
+        text=True,
+        env={**podman_env(), "PYTHON": sys.executable},
+        timeout=1200,
+        check=False,
+    )
+    if result.returncode != 0:
+        pytest.fail(f"images/build.sh failed ({result.returncode}):\n{result.stderr[-6000:]}")
+    tags = dict(line.split() for line in result.stdout.splitlines() if line.strip())
+    print(f"\nimages/build.sh: {tags} in {time.monotonic() - start:.1f}s")
+    assert set(tags) == set(FLAVORS)
+    return tags
+
+
+@pytest.fixture
+def test_code(tmp_path: Path) -> str:
+    """tests/images' MPI program, readable by any pod user, as a podman --mount argument."""
+    code = tmp_path / "code"
+    code.mkdir()
+    shutil.copy(Path(__file__).with_name("allreduce.py"), code / "allreduce.py")
+    code.chmod(0o755)
+    os.chmod(code / "allreduce.py", 0o644)
+    return f"type=bind,source={code},destination={TEST_CODE_DIR},ro=true"
+
+
+TEST_CODE_DIR = "/kompi-test"

@@ -1,0 +1,60 @@
+"""Real MPI jobs across real containers: 3 workers + master rendered by kompi, on Open MPI 4 and 5.
+
+mpiexec runs on the master as the pod's user with no flags at all: the hostfile location, FQDN
+handling, ssh port and interface come from the image's MCA defaults. Every rank must land on its own
+worker (Open MPI 5 ignoring ORTE names would put them all on the launcher and still succeed).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.images.cluster import RunningCluster, render_cluster, running_cluster
+from tests.images.conftest import TEST_CODE_DIR
+from tests.images.podman import exec_in
+
+pytestmark = pytest.mark.containers
+WORKERS = 3
+
+
+def write_hostfile(cluster: RunningCluster) -> str:
+    """What worker discovery will write: one ``<fqdn> slots=N`` line per worker, in ordinal order."""
+    slots = next(
+        env["value"] for env in cluster.rendered.master.container["env"] if env["name"] == "KOMPI_SLOTS_PER_WORKER"
+    )
+    text = "".join(f"{pod.fqdn} slots={slots}\n" for pod in cluster.rendered.workers)
+    result = exec_in(cluster.master, ["sh", "-c", 'cat > "$KOMPI_HOSTFILE"'], stdin=text)
+    assert result.returncode == 0, result.stderr
+    return text
+
+
+def run_allreduce(cluster: RunningCluster) -> list[dict[str, object]]:
+    result = exec_in(cluster.master, ["mpiexec", "python3", f"{TEST_CODE_DIR}/allreduce.py"], timeout=180)
+    assert result.returncode == 0, f"mpiexec failed:\n{result.stdout}\n{result.stderr}"
+    reports = [json.loads(line) for line in result.stdout.splitlines() if line.startswith("{")]
+    print(f"\nmpiexec stderr: {result.stderr.strip()[:2000]}")
+    return sorted(reports, key=lambda report: int(report["rank"]))  # type: ignore[call-overload]
+
+
+@pytest.mark.parametrize("run_as_root", [False, True], ids=["uid1000", "root"])
+@pytest.mark.parametrize("flavor", ["ompi4", "ompi5"])
+def test_allreduce_runs_one_rank_per_worker(
+    images: dict[str, str], flavor: str, run_as_root: bool, tmp_path: Path, test_code: str
+) -> None:
+    rendered = render_cluster(images[flavor], workers=WORKERS, run_as_root=run_as_root)
+    with running_cluster(rendered, tmp_path, extra_mounts=[test_code]) as cluster:
+        user = exec_in(cluster.master, ["id", "-u"]).stdout.strip()
+        assert user == ("0" if run_as_root else "1000")
+        write_hostfile(cluster)
+        reports = run_allreduce(cluster)
+    print(f"ready in {cluster.ready_seconds:.1f}s; rank 0: {reports[0]}")
+    assert [report["rank"] for report in reports] == list(range(WORKERS))
+    assert {report["size"] for report in reports} == {WORKERS}
+    assert {report["sum"] for report in reports} == {WORKERS * (WORKERS + 1) // 2}
+    assert [report["hostname"] for report in reports] == [pod.name for pod in rendered.workers]
+    assert [report["fqdn"] for report in reports] == [pod.fqdn for pod in rendered.workers]
+    expected_major = {"ompi4": "Open MPI v4.1", "ompi5": "Open MPI v5.0"}[flavor]
+    assert str(reports[0]["library"]).startswith(expected_major)
