@@ -10,7 +10,7 @@ from kompi_components import contract
 from kompi_components.components.object_group import ObjectGroup
 from kompi_components.components.ssh_identity import SshIdentity
 from kompi_components.config.schema import KompiConfig
-from kompi_components.manifests.cluster import build_cluster, cluster_names
+from kompi_components.manifests.cluster import ClusterObjects, build_cluster, cluster_names
 from kompi_components.manifests.pod import MPI_CONTAINER
 
 
@@ -57,6 +57,7 @@ class KompiCluster(pulumi.ComponentResource):
         pods_need.append(ObjectGroup("Network", f"{name}-network", objects.network, self, namespace))
         if objects.gang:
             pods_need.append(ObjectGroup("GangScheduling", f"{name}-gang", objects.gang, self, namespace))
+        pods_need += self._data(name, objects, namespace)
         ObjectGroup("Workers", f"{name}-workers", objects.workers, self, pods_need)
         ObjectGroup("Master", f"{name}-master", objects.master, self, pods_need)
 
@@ -78,3 +79,16 @@ class KompiCluster(pulumi.ComponentResource):
                 "sshPublicKey": self.ssh_public_key,
             }
         )
+
+    def _data(self, name: str, objects: ClusterObjects, namespace: list[pulumi.Resource]) -> list[pulumi.Resource]:
+        """The data claims, then the preparation Job that writes them; the MPI pods wait for both."""
+        if not objects.data:
+            return []
+        claims = ObjectGroup("Data", f"{name}-data", objects.data, self, namespace)
+        if not objects.preparation:
+            return [claims]
+        # pulumi-kubernetes waits for the Job to complete; a failed Job stops `up` before any MPI pod exists.
+        job = ObjectGroup(
+            "DataPreparation", f"{name}-data-preparation", objects.preparation, self, [*namespace, claims]
+        )
+        return [claims, job]

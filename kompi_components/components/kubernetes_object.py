@@ -8,7 +8,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from kompi_components.manifests.meta import Manifest
+from kompi_components.manifests.meta import Manifest, retained_on_delete
 
 _RESOURCE_CLASSES: dict[tuple[str, str], Any] = {
     ("v1", "Namespace"): k8s.core.v1.Namespace,
@@ -36,6 +36,9 @@ def logical_name(manifest: Manifest) -> str:
 
 
 def create_object(manifest: Manifest, opts: pulumi.ResourceOptions) -> pulumi.CustomResource:
+    if retained_on_delete(manifest):
+        # Pulumi forgets the object on `destroy` (or replacement) instead of deleting it.
+        opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(retain_on_delete=True))
     api_version, kind = manifest["apiVersion"], manifest["kind"]
     fields = {_snake(key): value for key, value in manifest.items() if key not in ("apiVersion", "kind")}
     resource_class = _RESOURCE_CLASSES.get((api_version, kind))

@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from kompi_components import naming
 from kompi_components.config.errors import ConfigError
 from kompi_components.config.schema import SHARED_ACCESS_MODES, KompiConfig, PodSettings
+from kompi_components.manifests.data import data_claim_name
 
 GPU_RESOURCE = "nvidia.com/gpu"
 ATTACH_HINT = "a ReadWriteOnce claim attaches to one node only ('Volume is already attached by pod ...')"
@@ -28,6 +29,47 @@ def _check_shared_claims(config: KompiConfig) -> None:
                 claim.access_mode,
                 f"ReadWriteMany or ReadOnlyMany: claim '{claim.claim_name}' is mounted by {pods} pods; {ATTACH_HINT}",
             )
+
+
+def _check_data_volumes(config: KompiConfig) -> None:
+    pods = 1 + config.workers
+    seen: set[str] = set()
+    for index, volume in enumerate(config.data_volumes):
+        key = f"dataVolumes[{index}]"
+        if volume.name in seen:
+            raise ConfigError(f"{key}.name", volume.name, "a name used by one dataVolumes entry only")
+        seen.add(volume.name)
+        claim = data_claim_name(config.cluster_name, volume.name)
+        if pods > 1 and volume.access_mode not in SHARED_ACCESS_MODES:
+            raise ConfigError(
+                f"{key}.accessMode",
+                volume.access_mode,
+                f"ReadWriteMany or ReadOnlyMany: claim '{claim}' is mounted by {pods} pods; {ATTACH_HINT}",
+            )
+        _check_data_volume_writable(config, key, volume.access_mode, claim)
+        if volume.retain and config.create_namespace:
+            raise ConfigError(
+                f"{key}.retain",
+                True,
+                "false while kompi:createNamespace is true: destroying the namespace deletes every claim in it "
+                "(create the namespace yourself and set kompi:createNamespace to false)",
+            )
+
+
+def _check_data_volume_writable(config: KompiConfig, key: str, access_mode: str, claim: str) -> None:
+    if config.data_preparation is None:
+        return
+    if access_mode == "ReadOnlyMany":
+        raise ConfigError(
+            f"{key}.accessMode", access_mode, f"a writable mode: the data-preparation Job writes claim '{claim}'"
+        )
+    if access_mode == "ReadWriteOncePod":
+        # A rerun of the Job would wait forever for the running master to let go of the claim.
+        raise ConfigError(
+            f"{key}.accessMode",
+            access_mode,
+            f"ReadWriteMany or ReadWriteOnce: the data-preparation Job and the master both mount claim '{claim}'",
+        )
 
 
 def _check_raw_claims(config: KompiConfig) -> None:
@@ -82,6 +124,7 @@ def _check_unique_mount_paths(config: KompiConfig) -> None:
     paths += [(f"sharedClaims[{i}].mountPath", claim.mount_path) for i, claim in enumerate(config.shared_claims)]
     if config.worker_volume:
         paths.append(("workerVolume.mountPath", config.worker_volume.mount_path))
+    paths += [(f"dataVolumes[{i}].mountPath", volume.mount_path) for i, volume in enumerate(config.data_volumes)]
     for key, path in paths:
         if path in seen:
             raise ConfigError(key, path, f"a mount path not used already (kompi:{seen[path]} uses it)")
@@ -96,9 +139,17 @@ def _check_app_names(config: KompiConfig) -> None:
         seen.add(app.name)
 
 
+def _check_data_preparation(config: KompiConfig) -> None:
+    if config.data_preparation is not None and not config.data_volumes:
+        shown = config.data_preparation.model_dump(by_alias=True, exclude_defaults=True)
+        raise ConfigError("dataPreparation", shown, "kompi:dataVolumes too: the Job writes into the data volumes")
+
+
 def check_cross_field_rules(config: KompiConfig) -> None:
     """Raise ConfigError for the first rule that the config breaks."""
     _check_shared_claims(config)
+    _check_data_volumes(config)
+    _check_data_preparation(config)
     _check_raw_claims(config)
     _check_gpus(config)
     for key, settings in (("masterPod", config.master_pod), ("workerPod", config.worker_pod)):

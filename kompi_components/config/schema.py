@@ -23,6 +23,7 @@ CIDR = re.compile(r"^[0-9a-fA-F:.]+/[0-9]{1,3}$")
 # clusterName prefixes every object; "<name>-worker" must leave room for the StatefulSet's
 # controller-revision-hash label (name + 11 characters <= 63).
 CLUSTER_NAME_MAX = 40
+DATA_VOLUME_NAME_MAX = 40
 
 
 def _dns_label(max_length: int = 63) -> AfterValidator:
@@ -168,6 +169,54 @@ class WorkerVolume(Model):
     mount_path: AbsolutePath = Field(description="mount path in each worker")
 
 
+class DataVolume(Model):
+    """A claim kompi creates (<clusterName>-data-<name>), mounted on the master, every worker and the
+    data-preparation Job; it outlives `pulumi up` runs and, with ``retain``, `pulumi destroy`."""
+
+    # "kompi-data-" + name is the pod volume's name, a DNS label of at most 63 characters.
+    name: Annotated[str, _dns_label(DATA_VOLUME_NAME_MAX)] = Field(
+        description="short name: the claim is <clusterName>-data-<name>"
+    )
+    size: Quantity = Field(description="requested storage, e.g. 50Gi")
+    storage_class_name: str | None = Field(default=None, description="storage class (default: the cluster's)")
+    access_mode: AccessMode = Field(
+        default="ReadWriteMany", description="access mode (ReadWriteMany to share between nodes)"
+    )
+    mount_path: AbsolutePath = Field(description="mount path in the master, the workers and the preparation Job")
+    retain: bool = Field(
+        default=False, description="keep the claim (and its data) on `pulumi destroy` (Pulumi retainOnDelete)"
+    )
+    read_only_in_pods: bool | None = Field(
+        default=None,
+        description="mount read-only in master and workers (default: true with kompi:dataPreparation, else false)",
+    )
+
+
+class DataPreparation(Model):
+    """A Job that fills the data volumes once, before master and workers start; reruns when its spec changes."""
+
+    image: str | None = Field(default=None, min_length=1, description="image (default: kompi:image:kompi:imageTag)")
+    command: list[Annotated[str, Field(min_length=1)]] = Field(
+        min_length=1, description="command and arguments (exec form, no shell unless you call one)"
+    )
+    env: dict[str, str] | list[KubeObject] = Field(
+        default_factory=dict, description="environment: a name->value map, or a list of Kubernetes EnvVars"
+    )
+    resources: KubeObject = Field(default_factory=dict, description="container resources (requests/limits)")
+    backoff_limit: int = Field(default=2, ge=0, le=100, description="failed pods retried before the Job fails")
+    active_deadline_seconds: int = Field(
+        default=3600, ge=1, description="the Job fails after this long; `pulumi up` waits 60 s more"
+    )
+
+    @model_validator(mode="after")
+    def _env_entries_have_names(self) -> DataPreparation:
+        if isinstance(self.env, list):
+            for index, entry in enumerate(self.env):
+                if not isinstance(entry.get("name"), str) or not entry["name"]:
+                    raise ValueError(f"env[{index}]: an EnvVar with a name")
+        return self
+
+
 class KompiConfig(Model):
     """Everything one stack configures."""
 
@@ -207,6 +256,12 @@ class KompiConfig(Model):
         default_factory=list, description="existing claims mounted on master and all workers"
     )
     worker_volume: WorkerVolume | None = Field(default=None, description="a claim per worker from a template")
+    data_volumes: list[DataVolume] = Field(
+        default_factory=list, description="claims kompi creates, mounted on master, workers and dataPreparation"
+    )
+    data_preparation: DataPreparation | None = Field(
+        default=None, description="a Job that writes the data volumes before master and workers start"
+    )
 
     @property
     def slots(self) -> int:

@@ -7,10 +7,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from kompi_components.config.schema import KompiConfig
+from kompi_components.manifests.data import claims
 from kompi_components.manifests.gang import gang_objects
 from kompi_components.manifests.meta import Manifest
 from kompi_components.manifests.namespace import namespace
 from kompi_components.manifests.network_policy import network_policies
+from kompi_components.manifests.preparation import preparation_jobs
 from kompi_components.manifests.service import headless_service
 from kompi_components.manifests.ssh_secret import ssh_secret
 from kompi_components.manifests.statefulsets import master, workers
@@ -26,22 +28,28 @@ class ClusterObjects:
     namespace: list[Manifest]
     ssh: list[Manifest]
     network: list[Manifest]
+    data: list[Manifest]
+    preparation: list[Manifest]
     workers: list[Manifest]
     master: list[Manifest]
     gang: list[Manifest]
 
     def all(self) -> list[Manifest]:
         """Every object, in the order they are created."""
-        return self.namespace + self.ssh + self.network + self.workers + self.master + self.gang
+        groups = (self.namespace, self.ssh, self.network, self.data, self.preparation, self.workers, self.master)
+        return [item for group in (*groups, self.gang) for item in group]
 
 
 def build_cluster(config: KompiConfig, ssh_data: Mapping[str, Any] | Any) -> ClusterObjects:
     """The cluster's objects; ``ssh_data`` is the SSH Secret's content (an Output at `pulumi up`)."""
     names = cluster_names(config)
+    data = claims(config, names)
     return ClusterObjects(
         namespace=[namespace(names, config.run_as_root)] if config.create_namespace else [],
         ssh=[ssh_secret(names, ssh_data)],
         network=[headless_service(names), *network_policies(config, names)],
+        data=data,
+        preparation=preparation_jobs(config, names, data),
         workers=[workers(config, names)],
         master=[master(config, names)],
         gang=gang_objects(config, names),

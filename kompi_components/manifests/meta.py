@@ -15,3 +15,13 @@ def metadata(names: Names, name: str, component: str | None = None) -> dict[str,
 
 def manifest(api_version: str, kind: str, meta: dict[str, Any], **fields: Any) -> Manifest:
     return {"apiVersion": api_version, "kind": kind, "metadata": meta, **fields}
+
+
+# An annotation kompi reads when it creates the object: Pulumi keeps the object on `pulumi destroy`
+# (resource option retain_on_delete). It stays on the object so that kubectl users see it too.
+RETAIN_ON_DELETE = "kompi/retain-on-delete"
+
+
+def retained_on_delete(manifest: Manifest) -> bool:
+    annotations = manifest.get("metadata", {}).get("annotations") or {}
+    return annotations.get(RETAIN_ON_DELETE) == "true"

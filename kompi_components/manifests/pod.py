@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from kompi_components import contract, naming
 from kompi_components.config.schema import KompiConfig, PodSettings
-from kompi_components.manifests import git_sync
+from kompi_components.manifests import data, git_sync
 from kompi_components.manifests.security import container_security_context, pod_security_context
 from kompi_components.naming import Names
 
@@ -48,7 +48,7 @@ def _kompi_volumes(config: KompiConfig, names: Names, role: Role) -> list[dict[s
                 "persistentVolumeClaim": {"claimName": claim.claim_name, "readOnly": claim.read_only},
             }
         )
-    return volumes
+    return volumes + data.pod_volumes(config, names)
 
 
 def _kompi_mounts(config: KompiConfig, role: Role) -> list[dict[str, Any]]:
@@ -64,7 +64,7 @@ def _kompi_mounts(config: KompiConfig, role: Role) -> list[dict[str, Any]]:
         )
     if role == "worker" and config.worker_volume:
         mounts.append({"name": config.worker_volume.name, "mountPath": config.worker_volume.mount_path})
-    return mounts
+    return mounts + data.pod_mounts(config)
 
 
 def _probe() -> dict[str, Any]:

@@ -1,0 +1,72 @@
+"""Shared data volumes that kompi creates: one PersistentVolumeClaim per ``kompi:dataVolumes`` entry,
+mounted on the master, every worker and the data-preparation Job."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kompi_components.config.schema import DataVolume, KompiConfig
+from kompi_components.manifests.meta import RETAIN_ON_DELETE, Manifest, manifest, metadata
+from kompi_components.naming import Names
+
+COMPONENT = "data"
+# Pod volume names; the "kompi-" prefix is reserved, so user volumes cannot collide with these.
+VOLUME_PREFIX = "kompi-data-"
+
+
+def data_claim_name(cluster: str, volume_name: str) -> str:
+    return f"{cluster}-data-{volume_name}"
+
+
+def pod_volume_name(volume_name: str) -> str:
+    return f"{VOLUME_PREFIX}{volume_name}"
+
+
+def read_only_in_pods(config: KompiConfig, volume: DataVolume) -> bool:
+    """Read-only in the MPI pods when a preparation Job writes the data, unless configured otherwise."""
+    if volume.read_only_in_pods is not None:
+        return volume.read_only_in_pods
+    return config.data_preparation is not None
+
+
+def claim(names: Names, volume: DataVolume) -> Manifest:
+    spec: dict[str, Any] = {
+        "accessModes": [volume.access_mode],
+        "resources": {"requests": {"storage": volume.size}},
+    }
+    if volume.storage_class_name:
+        spec["storageClassName"] = volume.storage_class_name
+    meta = metadata(names, data_claim_name(names.cluster, volume.name), COMPONENT)
+    if volume.retain:
+        # Read by create_object (retain_on_delete) and left on the object: kubectl users see it too.
+        meta["annotations"] = {RETAIN_ON_DELETE: "true"}
+    return manifest("v1", "PersistentVolumeClaim", meta, spec=spec)
+
+
+def claims(config: KompiConfig, names: Names) -> list[Manifest]:
+    return [claim(names, volume) for volume in config.data_volumes]
+
+
+def pod_volumes(config: KompiConfig, names: Names, writable: bool = False) -> list[dict[str, Any]]:
+    """The claims as pod volumes; ``writable`` for the preparation Job, else per readOnlyInPods."""
+    return [
+        {
+            "name": pod_volume_name(volume.name),
+            "persistentVolumeClaim": {
+                "claimName": data_claim_name(names.cluster, volume.name),
+                "readOnly": not writable and read_only_in_pods(config, volume),
+            },
+        }
+        for volume in config.data_volumes
+    ]
+
+
+def pod_mounts(config: KompiConfig, writable: bool = False) -> list[dict[str, Any]]:
+    return [
+        {
+            "name": pod_volume_name(volume.name),
+            "mountPath": volume.mount_path,
+            "readOnly": not writable and read_only_in_pods(config, volume),
+        }
+        for volume in config.data_volumes
+    ]
