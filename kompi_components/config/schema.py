@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 from pydantic.alias_generators import to_camel
 
 from kompi_components import contract
@@ -192,29 +192,43 @@ class DataVolume(Model):
     )
 
 
+def _command(value: list[str]) -> list[str]:
+    if not value or not all(value):
+        raise ValueError("a non-empty list of non-empty strings (the command, then its arguments)")
+    return value
+
+
+def _env_vars(value: object) -> object:
+    """A name->value map becomes EnvVars, sorted: a map has no order, so reordering it changes nothing."""
+    expected = "a name->value map of strings (quote numbers), or a list of Kubernetes EnvVars"
+    if isinstance(value, list):
+        return value
+    if not isinstance(value, dict) or not all(isinstance(item, str) for item in value.values()):
+        raise ValueError(expected)
+    return [{"name": name, "value": value[name]} for name in sorted(value)]
+
+
+def _env_names(value: list[KubeObject]) -> list[KubeObject]:
+    if not all(isinstance(entry.get("name"), str) and entry["name"] for entry in value):
+        raise ValueError("a list of Kubernetes EnvVars, each with a name")
+    return value
+
+
 class DataPreparation(Model):
     """A Job that fills the data volumes once, before master and workers start; reruns when its spec changes."""
 
     image: str | None = Field(default=None, min_length=1, description="image (default: kompi:image:kompi:imageTag)")
-    command: list[Annotated[str, Field(min_length=1)]] = Field(
-        min_length=1, description="command and arguments (exec form, no shell unless you call one)"
+    command: Annotated[list[str], AfterValidator(_command)] = Field(
+        description="command and arguments (exec form, no shell unless you call one)"
     )
-    env: dict[str, str] | list[KubeObject] = Field(
-        default_factory=dict, description="environment: a name->value map, or a list of Kubernetes EnvVars"
+    env: Annotated[list[KubeObject], BeforeValidator(_env_vars), AfterValidator(_env_names)] = Field(
+        default_factory=list, description="environment: a name->value map, or a list of Kubernetes EnvVars"
     )
     resources: KubeObject = Field(default_factory=dict, description="container resources (requests/limits)")
     backoff_limit: int = Field(default=2, ge=0, le=100, description="failed pods retried before the Job fails")
     active_deadline_seconds: int = Field(
         default=3600, ge=1, description="the Job fails after this long; `pulumi up` waits 60 s more"
     )
-
-    @model_validator(mode="after")
-    def _env_entries_have_names(self) -> DataPreparation:
-        if isinstance(self.env, list):
-            for index, entry in enumerate(self.env):
-                if not isinstance(entry.get("name"), str) or not entry["name"]:
-                    raise ValueError(f"env[{index}]: an EnvVar with a name")
-        return self
 
 
 class KompiConfig(Model):

@@ -27,13 +27,6 @@ HASH_LENGTH = 10
 AWAIT_MARGIN_SECONDS = 60
 
 
-def _env(preparation: DataPreparation) -> list[dict[str, Any]]:
-    if isinstance(preparation.env, list):
-        return [dict(entry) for entry in preparation.env]
-    # A map has no order: sort it so that reordering keys does not change the hash (and rerun the Job).
-    return [{"name": name, "value": value} for name, value in sorted(preparation.env.items())]
-
-
 def _mounts(config: KompiConfig) -> list[dict[str, Any]]:
     return [git_sync.code_mount(app) for app in config.app_code] + data.pod_mounts(config, writable=True)
 
@@ -49,7 +42,7 @@ def _container(config: KompiConfig, preparation: DataPreparation) -> dict[str, A
         "image": preparation.image or image(config),
         "imagePullPolicy": config.image_pull_policy,
         "command": list(preparation.command),
-        "env": _env(preparation),
+        "env": [dict(entry) for entry in preparation.env],
         "resources": dict(preparation.resources),
         "securityContext": container_security_context(config),
         "volumeMounts": _mounts(config),
