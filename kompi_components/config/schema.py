@@ -175,7 +175,7 @@ class DataVolume(Model):
 
     # "kompi-data-" + name is the pod volume's name, a DNS label of at most 63 characters.
     name: Annotated[str, _dns_label(DATA_VOLUME_NAME_MAX)] = Field(
-        description="short name: the claim is <clusterName>-data-<name>"
+        description="short name: the claim is {clusterName}-data-{name}"
     )
     size: Quantity = Field(description="requested storage, e.g. 50Gi")
     storage_class_name: str | None = Field(default=None, description="storage class (default: the cluster's)")
@@ -217,7 +217,9 @@ def _env_names(value: list[KubeObject]) -> list[KubeObject]:
 class DataPreparation(Model):
     """A Job that fills the data volumes once, before master and workers start; reruns when its spec changes."""
 
-    image: str | None = Field(default=None, min_length=1, description="image (default: kompi:image:kompi:imageTag)")
+    image: str | None = Field(
+        default=None, min_length=1, description="image (default: the MPI image, kompi:image and kompi:imageTag)"
+    )
     command: Annotated[list[str], AfterValidator(_command)] = Field(
         description="command and arguments (exec form, no shell unless you call one)"
     )
