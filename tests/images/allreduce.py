@@ -6,6 +6,7 @@ Prints one JSON line per rank (rank 0 also reports the MPI library), read by tes
 from __future__ import annotations
 
 import json
+import os
 import socket
 
 from mpi4py import MPI
@@ -22,6 +23,8 @@ def main() -> None:
         "hostname": socket.gethostname(),
         "fqdn": socket.getfqdn(),
         "processor": MPI.Get_processor_name(),
+        "role": os.environ.get("KOMPI_ROLE"),
+        "path": os.environ.get("PATH"),
     }
     if rank == 0:
         report["library"] = MPI.Get_library_version().splitlines()[0]

@@ -56,5 +56,8 @@ def test_allreduce_runs_one_rank_per_worker(
     assert {report["sum"] for report in reports} == {WORKERS * (WORKERS + 1) // 2}
     assert [report["hostname"] for report in reports] == [pod.name for pod in rendered.workers]
     assert [report["fqdn"] for report in reports] == [pod.fqdn for pod in rendered.workers]
+    # The pod's env reaches the ranks through sshd (SetEnv): the workers' role, the image's PATH.
+    assert {report["role"] for report in reports} == {"worker"}
+    assert all(str(report["path"]).startswith("/usr/local/sbin:") for report in reports)
     expected_major = {"ompi4": "Open MPI v4.1", "ompi5": "Open MPI v5.0"}[flavor]
     assert str(reports[0]["library"]).startswith(expected_major)
