@@ -76,7 +76,7 @@ link_wheel_prefix() {
 create_user() {
     local existing
     getent group "$MPI_GID" >/dev/null || groupadd --gid "$MPI_GID" "$MPI_USER"
-    existing=$(getent passwd "$MPI_UID" | cut -d: -f1)
+    existing=$(getent passwd "$MPI_UID" | cut -d: -f1 || true)
     if [ -n "$existing" ]; then
         # Some bases ship a user with this uid (Ubuntu 24.04: "ubuntu"): take it over.
         usermod --login "$MPI_USER" --home "$MPI_HOME" --move-home --gid "$MPI_GID" \
