@@ -8,6 +8,7 @@ from pathlib import Path
 
 from kompi_components import contract
 from kompi_components.config import ConfigError
+from kompi_components.migrate import cli as import_values
 from kompi_components.stack_files import StackFileError
 
 EXIT_BAD_INPUT = 2
@@ -41,6 +42,9 @@ def _parser() -> argparse.ArgumentParser:
     render.set_defaults(run=_render)
     shared = commands.add_parser("contract", help="print the names shared with the images (KEY=VALUE)")
     shared.set_defaults(run=_contract)
+    values = commands.add_parser("import-values", help="write Pulumi.<stack>.yaml from a kube-openmpi values.yaml")
+    import_values.add_arguments(values)
+    values.set_defaults(run=import_values.run)
     table = commands.add_parser("config-table", help="print the README's config reference table (Markdown)")
     table.set_defaults(run=_config_table)
     return parser
