@@ -70,3 +70,8 @@ EVERY_FEATURE: dict[str, object] = {
     "sharedClaims": [{"claimName": "datasets", "accessMode": "ReadWriteMany", "mountPath": "/data", "readOnly": True}],
     "workerVolume": {"size": "100Gi", "storageClassName": "fast", "mountPath": "/scratch"},
 }
+
+# One-shot mode with worker release: the master is a Job, plus the release RBAC.
+ONE_SHOT: dict[str, object] = EVERY_FEATURE | {
+    "oneShot": {"enabled": True, "command": "mpiexec python3 /repo/train.py", "timeoutSeconds": 300}
+}

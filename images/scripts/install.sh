@@ -175,6 +175,12 @@ install_kompi_files() {
     install -m 0755 "$here/kompi-master" "/usr/local/bin/${MASTER_ENTRYPOINT}"
     install -m 0755 "$here/kompi-ready" "/usr/local/bin/${READY_PROBE}"
     ln -sf "${WORKER_ENTRYPOINT}" /usr/local/bin/kompi-default-command
+    # Worker discovery from cluster DNS, the wait step and one-shot mode (Python standard library only).
+    install -m 0755 "$here/kompi_discovery.py" "$lib/kompi_discovery.py"
+    for name in kompi-discover kompi-wait; do
+        ln -sf "$lib/kompi_discovery.py" "/usr/local/bin/$name"
+    done
+    install -m 0755 "$here/kompi-oneshot" /usr/local/bin/kompi-oneshot
     for name in KOMPI_VERSION MPI_USER MPI_UID MPI_GID MPI_HOME SSH_PORT SSH_SECRET_DIR GENERATED_DIR \
         HOSTFILE SSH_CLIENT_KEY SSH_CLIENT_PUBLIC_KEY SSH_AUTHORIZED_KEYS SSH_HOST_KEY \
         SSH_HOST_PUBLIC_KEY SSH_KNOWN_HOSTS MPI_FLAVOR; do

@@ -21,6 +21,9 @@ def total_slots(config: KompiConfig) -> int:
 
 def first_job_command(config: KompiConfig) -> str:
     names = cluster_names(config)
+    if config.one_shot.enabled:
+        # The Job runs the command itself; follow it (`pulumi up` does not wait for it).
+        return shlex.join(["kubectl", "logs", "-n", names.namespace, "-f", f"job/{names.master}"])
     slots = max(total_slots(config), 1)
     return shlex.join(
         [
@@ -62,7 +65,9 @@ class KompiCluster(pulumi.ComponentResource):
         ObjectGroup("Master", f"{name}-master", objects.master, self, pods_need)
 
         self.namespace = pulumi.Output.from_input(names.namespace)
-        self.master_pod = pulumi.Output.from_input(names.master_pod)
+        # One-shot mode: the Job's pod has a generated name; the output names the Job.
+        master = f"job/{names.master}" if config.one_shot.enabled else names.master_pod
+        self.master_pod = pulumi.Output.from_input(master)
         self.workers = pulumi.Output.from_input(config.workers)
         self.total_slots = pulumi.Output.from_input(total_slots(config))
         self.hostfile = pulumi.Output.from_input(contract.HOSTFILE)

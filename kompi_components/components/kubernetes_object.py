@@ -9,6 +9,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from kompi_components.manifests.meta import Manifest, retained_on_delete
+from kompi_components.manifests.oneshot import replicas_ignored
 
 _RESOURCE_CLASSES: dict[tuple[str, str], Any] = {
     ("v1", "Namespace"): k8s.core.v1.Namespace,
@@ -39,6 +40,9 @@ def create_object(manifest: Manifest, opts: pulumi.ResourceOptions) -> pulumi.Cu
     if retained_on_delete(manifest):
         # Pulumi forgets the object on `destroy` (or replacement) instead of deleting it.
         opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(retain_on_delete=True))
+    if replicas_ignored(manifest):
+        # One-shot mode with release: the Job's pod owns the worker count after creation.
+        opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(ignore_changes=["spec.replicas"]))
     api_version, kind = manifest["apiVersion"], manifest["kind"]
     fields = {_snake(key): value for key, value in manifest.items() if key not in ("apiVersion", "kind")}
     resource_class = _RESOURCE_CLASSES.get((api_version, kind))

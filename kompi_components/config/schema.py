@@ -233,6 +233,38 @@ class DataPreparation(Model):
     )
 
 
+def _one_shot_command(value: object) -> object:
+    """A string runs through /bin/sh -c; a list is the command and its arguments (exec form)."""
+    if isinstance(value, str):
+        if not value.strip():
+            raise ValueError("an empty command")
+        return ["/bin/sh", "-c", value]
+    return value
+
+
+class OneShot(Model):
+    """Run one command when all workers are ready, then stop (kube-openmpi's mpiMaster.oneShot)."""
+
+    enabled: bool = Field(default=False, description="the master is a Job that runs the command once")
+    command: Annotated[
+        list[str] | None,
+        BeforeValidator(_one_shot_command),
+        AfterValidator(lambda value: _command(value) if value is not None else None),
+    ] = Field(default=None, description="command (a list, or a string run by /bin/sh -c), e.g. mpiexec ...")
+    release_workers: bool = Field(
+        default=True, description="scale the workers to 0 when the command succeeds (RBAC: that scale only)"
+    )
+    timeout_seconds: int = Field(
+        default=600, ge=1, le=86400, description="the run fails if the workers are not all ready by then"
+    )
+
+    @model_validator(mode="after")
+    def _command_when_enabled(self) -> OneShot:
+        if self.enabled and not self.command:
+            raise ValueError("kompi:oneShot.enabled needs a command")
+        return self
+
+
 class KompiConfig(Model):
     """Everything one stack configures."""
 
@@ -278,6 +310,7 @@ class KompiConfig(Model):
     data_preparation: DataPreparation | None = Field(
         default=None, description="a Job that writes the data volumes before master and workers start"
     )
+    one_shot: OneShot = Field(default_factory=OneShot, description="one-shot mode settings")
 
     @property
     def slots(self) -> int:

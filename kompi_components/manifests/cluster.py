@@ -12,6 +12,7 @@ from kompi_components.manifests.gang import gang_objects
 from kompi_components.manifests.meta import Manifest
 from kompi_components.manifests.namespace import namespace
 from kompi_components.manifests.network_policy import network_policies
+from kompi_components.manifests.oneshot import job, mark_worker_replicas_ignored, release_rbac
 from kompi_components.manifests.preparation import preparation_jobs
 from kompi_components.manifests.service import headless_service
 from kompi_components.manifests.ssh_secret import ssh_secret
@@ -50,7 +51,10 @@ def build_cluster(config: KompiConfig, ssh_data: Mapping[str, Any] | Any) -> Clu
         network=[headless_service(names), *network_policies(config, names)],
         data=data,
         preparation=preparation_jobs(config, names, data),
-        workers=[workers(config, names)],
-        master=[master(config, names)],
+        workers=[mark_worker_replicas_ignored(config, workers(config, names))],
+        # One-shot mode: the release RBAC, then the Job, instead of the master StatefulSet.
+        master=[*release_rbac(config, names), job(config, names)]
+        if config.one_shot.enabled
+        else [master(config, names)],
         gang=gang_objects(config, names),
     )

@@ -6,9 +6,9 @@ import pytest
 
 from kompi_components.render import render_objects
 from tests.manifests.pod_security import RULES, pod_specs
-from tests.stacks import EVERY_FEATURE, as_config
+from tests.stacks import EVERY_FEATURE, ONE_SHOT, as_config
 
-CONFIGS = {"defaults": {}, "every-feature": as_config(EVERY_FEATURE)}
+CONFIGS = {"defaults": {}, "every-feature": as_config(EVERY_FEATURE), "one-shot": as_config(ONE_SHOT)}
 
 
 @pytest.mark.parametrize("config", CONFIGS.values(), ids=CONFIGS.keys())

@@ -6,7 +6,7 @@ import pytest
 
 from kompi_components.render import render_objects, render_stack
 from tests.k8s_schema import validate
-from tests.stacks import EVERY_FEATURE, REPO, as_config, stack_names
+from tests.stacks import EVERY_FEATURE, ONE_SHOT, REPO, as_config, stack_names
 
 
 @pytest.mark.parametrize("stack", stack_names())
@@ -25,8 +25,10 @@ def test_every_stack_in_the_repo_renders_schema_valid_objects(stack: str) -> Non
         {"gangScheduling": {"enabled": True, "mode": "scheduler-plugins"}},
         {"gangScheduling": {"enabled": True, "mode": "pdb"}},
         {"runAsRoot": True, "createNamespace": False, "networkPolicy": {"enabled": False}, "shmSize": None},
+        ONE_SHOT,
+        ONE_SHOT | {"oneShot": {"enabled": True, "command": ["true"], "releaseWorkers": False}},
     ],
-    ids=["every-feature", "volcano", "scheduler-plugins", "pdb", "root-no-policy"],
+    ids=["every-feature", "volcano", "scheduler-plugins", "pdb", "root-no-policy", "one-shot", "one-shot-keep"],
 )
 def test_every_feature_renders_schema_valid_objects(variant: dict[str, object]) -> None:
     objects = render_objects(as_config(EVERY_FEATURE | variant))

@@ -1,0 +1,121 @@
+"""kompi_discovery without containers: hostfile order and atomic write, DNS wire format, wait."""
+
+from __future__ import annotations
+
+import os
+import struct
+import threading
+from pathlib import Path
+
+import dns.message
+import dns.rdatatype
+import dns.rrset
+import pytest
+
+from tests.discovery.module import kd
+
+CLUSTER = kd.Cluster("mpi.hpc.svc.cluster.local", "mpi-worker", 2)
+
+
+def srv(target: str, port: int = 2222) -> object:
+    return kd.SrvRecord(0, 100, port, target)
+
+
+def test_hostfile_is_in_numeric_worker_order_with_slots() -> None:
+    records = [srv(f"mpi-worker-{i}.mpi.hpc.svc.cluster.local") for i in (10, 2, 0, 1)]
+    text = CLUSTER.hostfile_text(CLUSTER.ready_workers(records))
+    assert text.splitlines() == [f"mpi-worker-{i}.mpi.hpc.svc.cluster.local slots=2" for i in (0, 1, 2, 10)]
+
+
+def test_only_this_clusters_workers_count() -> None:
+    names = [
+        "mpi-master-0.mpi.hpc.svc.cluster.local",
+        "10-0-0-5.mpi.hpc.svc.cluster.local",  # an endpoint without hostname (e.g. a Job's pod)
+        "mpi-worker-3.other.hpc.svc.cluster.local",
+        "mpi-worker-x.mpi.hpc.svc.cluster.local",
+        "mpi-worker-01.mpi.hpc.svc.cluster.local",
+        "MPI-Worker-4.mpi.hpc.svc.cluster.local.",
+    ]
+    assert list(CLUSTER.ready_workers(srv(name) for name in names)) == [4]
+    assert CLUSTER.hostfile_text([]) == ""
+
+
+def test_hostfile_is_replaced_atomically(tmp_path: Path) -> None:
+    hostfile = tmp_path / "hostfile"
+    texts = [CLUSTER.hostfile_text(range(n)) for n in (1, 50, 3, 400)]
+    seen: set[str] = set()
+    stop = threading.Event()
+
+    def read() -> None:
+        while not stop.is_set():
+            if hostfile.exists():
+                seen.add(hostfile.read_text())
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    for _ in range(100):
+        for text in texts:
+            kd.write_atomically(hostfile, text)
+    stop.set()
+    reader.join()
+    assert seen <= set(texts)  # never a partly written file
+    assert hostfile.read_text() == texts[-1]
+    assert os.stat(hostfile).st_mode & 0o777 == 0o644
+    assert [p.name for p in tmp_path.iterdir()] == ["hostfile"]  # no temp files left
+
+
+def dnspython_response(query: bytes, rcode: int, targets: list[str]) -> bytes:
+    request = dns.message.from_wire(query)
+    response = dns.message.make_response(request)
+    response.set_rcode(rcode)
+    name = request.question[0].name
+    for target in targets:
+        response.answer.append(dns.rrset.from_text(name, 5, "IN", "SRV", f"0 33 2222 {target}."))
+    return response.to_wire()
+
+
+def test_query_is_valid_dns_and_srv_answers_parse_with_compression() -> None:
+    query = kd.build_query(CLUSTER.srv_name, kd.SRV, 0x1234)
+    parsed = dns.message.from_wire(query)
+    assert parsed.id == 0x1234
+    assert str(parsed.question[0].name) == CLUSTER.srv_name + "."
+    assert parsed.question[0].rdtype == dns.rdatatype.SRV
+    assert parsed.edns == 0  # EDNS0: large answers (many workers) fit in one UDP reply
+    targets = [f"mpi-worker-{i}.mpi.hpc.svc.cluster.local" for i in range(40)]
+    wire = dnspython_response(query, 0, targets)
+    assert b"\xc0\x0c" in wire  # answer owners are compression pointers to the question
+    rcode, truncated, records = kd.parse_srv_response(wire, 0x1234)
+    assert (rcode, truncated) == (0, False)
+    assert [r.target for r in records] == targets
+    assert {r.port for r in records} == {2222}
+
+
+def test_nxdomain_means_no_ready_worker_and_a_wrong_id_is_refused() -> None:
+    query = kd.build_query(CLUSTER.srv_name, kd.SRV, 7)
+    assert kd.parse_srv_response(dnspython_response(query, 3, []), 7) == (3, False, [])
+    with pytest.raises(ValueError):
+        kd.parse_srv_response(dnspython_response(query, 0, []), 8)
+    with pytest.raises((ValueError, struct.error)):
+        kd.parse_srv_response(b"\0" * 5, 7)
+
+
+def test_resolv_conf_nameservers(tmp_path: Path) -> None:
+    conf = tmp_path / "resolv.conf"
+    conf.write_text("search hpc.svc.cluster.local\nnameserver 10.96.0.10\noptions ndots:5\nnameserver fd00::a\n")
+    assert kd.nameservers(str(conf)) == ["10.96.0.10", "fd00::a"]
+
+
+def test_wait_names_the_missing_workers_on_timeout(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ready = {0: srv("mpi-worker-0.mpi.hpc.svc.cluster.local"), 2: srv("mpi-worker-2.mpi.hpc.svc.cluster.local")}
+    monkeypatch.setattr(kd.Cluster, "discover", lambda self: ready)
+    monkeypatch.setattr(kd, "ssh_banner", lambda host, port: host.startswith("mpi-worker-0"))
+    assert kd.wait(CLUSTER, 4, 0.3, None, poll=0.05) == 1
+    err = capsys.readouterr().err
+    assert "mpi-worker-1 (not ready in DNS)" in err
+    assert "mpi-worker-2 (sshd does not answer)" in err
+    assert "mpi-worker-3 (not ready in DNS)" in err
+    assert "mpi-worker-0 " not in err
+    monkeypatch.setattr(kd, "ssh_banner", lambda host, port: True)
+    assert kd.wait(CLUSTER, 1, 0.3, None) == 0
