@@ -155,3 +155,12 @@ def test_render_and_pulumi_up_build_the_same_objects(values: dict[str, Any]) -> 
     assert {"Job", "PersistentVolumeClaim"} <= {kind for kind, _ in rendered}
     for identity, manifest in rendered.items():
         assert registered[identity] == manifest, identity
+
+
+def test_claims_survive_a_new_preparation_and_other_changes() -> None:
+    def claims(values: dict[str, Any]) -> dict[str, dict[str, Any]]:
+        return {r.name: r.inputs for r in _run(values).of_type(CLAIM)}
+
+    before = claims(SMALL)
+    for changed in (with_preparation(command=["python3", "/repo/other.py"]), SMALL | {"workers": 5}):
+        assert claims(changed) == before
