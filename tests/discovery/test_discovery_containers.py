@@ -1,0 +1,203 @@
+"""Discovery, wait and one-shot in kompi's images, with readiness published by a real DNS server.
+
+Each test runs kompi's rendered pods as podman containers (tests/images harness) whose only source of
+other pods' names is ``ClusterDns``; the test publishes a worker when its readiness probe passes and
+withdraws it when the worker goes, as the endpoints controller and cluster DNS do.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import statistics
+import subprocess
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from kompi_components.config import load_config
+from kompi_components.manifests.cluster import build_cluster, cluster_names
+from kompi_components.ssh_identity import SEED_BYTES, identity_files
+from tests.discovery.harness import DnsCluster, FakeKubeApi, dns_cluster, wait_for_file
+from tests.images.cluster import NAMESPACE, Pod, RenderedCluster, render_cluster, secret_files, statefulset_pods
+from tests.images.podman import podman, podman_env
+
+pytestmark = pytest.mark.containers
+CONVERGE_LIMIT = 2.0
+
+
+def hostfile(cluster: DnsCluster, ordinals: list[int]) -> str:
+    workers = cluster.rendered.workers
+    return "".join(f"{workers[o].fqdn} slots=1\n" for o in sorted(ordinals))
+
+
+def start_master(cluster: DnsCluster) -> None:
+    cluster.start_ready(cluster.rendered.master)  # the master is an endpoint too; discovery skips it
+
+
+def exec_background(container: str, script: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        ["podman", "exec", container, "bash", "-c", script],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=podman_env(),
+    )
+
+
+@pytest.mark.parametrize("flavor", ["ompi4", "ompi5"])
+def test_cold_start_launches_once_after_every_worker_is_ready(
+    images: dict[str, str], flavor: str, tmp_path: Path
+) -> None:
+    rendered = render_cluster(images[flavor], workers=4, run_as_root=False)
+    assert "KOMPI_WORKERS" not in {e["name"] for e in rendered.master.container["env"]}
+    with dns_cluster(rendered, tmp_path) as cluster:
+        start_master(cluster)
+        master = cluster.containers[rendered.master.name]
+        # mpiexec without --hostfile: the image's default-hostfile parameter points at the hostfile.
+        job = exec_background(master, "kompi-wait 4 --timeout 90 && echo LAUNCH $(date +%s.%N) && mpiexec hostname")
+        order = random.sample(range(4), 4)
+        published = {}
+        for ordinal in order:
+            time.sleep(random.uniform(0.0, 1.5))
+            published[ordinal] = cluster.start_ready(rendered.workers[ordinal])
+        out, err = job.communicate(timeout=120)
+    assert job.returncode == 0, err
+    launches = [float(line.split()[1]) for line in out.splitlines() if line.startswith("LAUNCH")]
+    assert len(launches) == 1
+    last_ready = max(published.values())
+    print(f"\n{flavor}: order {order}; launched {launches[0] - last_ready:.2f}s after the last worker was ready")
+    assert launches[0] >= last_ready
+    hosts = sorted(line for line in out.splitlines() if not line.startswith("LAUNCH"))
+    assert hosts == sorted(pod.name for pod in rendered.workers)  # one rank on each worker, none on the master
+
+
+def test_hostfile_follows_scaling_within_two_seconds(images: dict[str, str], tmp_path: Path) -> None:
+    rendered = render_cluster(images["ompi4"], workers=4, run_as_root=False)
+    latencies: list[tuple[str, float]] = []
+    with dns_cluster(rendered, tmp_path) as cluster:
+        start_master(cluster)
+        workers = rendered.workers
+        for pod in workers:
+            cluster.start(pod)
+        path = cluster.master_hostfile()
+
+        def change(label: str, changed_at: float, ordinals: list[int]) -> None:
+            seen = wait_for_file(path, hostfile(cluster, ordinals), timeout=5)
+            latencies.append((label, seen - changed_at))
+
+        from tests.images.pod_like import wait_ready
+
+        for pod in workers:
+            wait_ready(cluster.containers[pod.name], pod.container)
+        ready: list[int] = []
+        for ordinal in (0, 1):  # scale to 2
+            ready.append(ordinal)
+            change(f"+{ordinal}", cluster.dns.publish(workers[ordinal].fqdn, cluster.address(workers[ordinal])), ready)
+        for ordinal in (2, 3):  # scale to 4
+            ready.append(ordinal)
+            change(f"+{ordinal}", cluster.dns.publish(workers[ordinal].fqdn, cluster.address(workers[ordinal])), ready)
+        ready.remove(1)  # worker-1 killed mid-way
+        change("kill 1", cluster.kill(workers[1]), ready)
+        for ordinal in (3, 2):  # scale to 1
+            ready.remove(ordinal)
+            change(f"-{ordinal}", cluster.kill(workers[ordinal]), ready)
+        assert path.read_text() == hostfile(cluster, [0])
+    figures = ", ".join(f"{label}: {seconds:.2f}s" for label, seconds in latencies)
+    print(f"\nhostfile convergence after each DNS change: {figures}")
+    print(f"p50 {statistics.median(s for _, s in latencies):.2f}s, max {max(s for _, s in latencies):.2f}s")
+    assert all(seconds < CONVERGE_LIMIT for _, seconds in latencies), figures
+
+
+def test_wait_names_a_worker_that_never_becomes_ready(images: dict[str, str], tmp_path: Path) -> None:
+    rendered = render_cluster(images["ompi4"], workers=4, run_as_root=False)
+    timeout = 3
+    with dns_cluster(rendered, tmp_path) as cluster:
+        start_master(cluster)
+        for pod in rendered.workers[:3]:
+            cluster.start_ready(pod)  # worker-3 never does
+        script = f"s=$(date +%s.%N); kompi-wait 4 --timeout {timeout}; rc=$?; echo END $rc $s $(date +%s.%N)"
+        result = podman("exec", cluster.containers[rendered.master.name], "bash", "-c", script, check=False)
+    _, rc, started, ended = next(line for line in result.stdout.splitlines() if line.startswith("END")).split()
+    elapsed = float(ended) - float(started)
+    print(f"\nkompi-wait gave up after {elapsed:.2f}s (timeout {timeout}s): {result.stderr.strip()}")
+    assert rc == "1"
+    assert "mpi-worker-3 (not ready in DNS)" in result.stderr
+    assert not any(f"mpi-worker-{o} " in result.stderr for o in range(3))
+    assert timeout <= elapsed <= timeout + 1
+
+
+def render_one_shot(image: str, command: list[str]) -> tuple[RenderedCluster, dict[str, object]]:
+    repository, tag = image.rsplit(":", 1)
+    raw = {
+        "kompi:clusterName": "mpi",
+        "kompi:namespace": NAMESPACE,
+        "kompi:workers": "2",
+        "kompi:image": repository,
+        "kompi:imageTag": tag,
+        "kompi:imagePullPolicy": "Never",
+        "kompi:oneShot": json.dumps({"enabled": True, "command": command, "timeoutSeconds": 60}),
+    }
+    config = load_config(raw)
+    names = cluster_names(config)
+    files = identity_files(os.urandom(SEED_BYTES), os.urandom(SEED_BYTES), names.cluster, names.known_host_patterns())
+    objects = build_cluster(config, files.as_secret_data())
+    rbac, job = objects.master[:-1], objects.master[-1]
+    assert [m["kind"] for m in rbac] == ["ServiceAccount", "Role", "RoleBinding"]
+    assert job["kind"] == "Job"
+    spec = dict(job["spec"]["template"]["spec"])
+    assert spec.pop("restartPolicy") == "Never" and job["spec"]["backoffLimit"] == 0
+    assert spec.pop("serviceAccountName") == "mpi-oneshot"
+    pod_name = "mpi-master-x7k2p"  # a Job's pod: generated name, no subdomain
+    master = Pod(pod_name, pod_name, {**spec, "hostname": pod_name})
+    rendered = RenderedCluster(names, secret_files(objects.ssh), statefulset_pods(objects.workers[0], names), master)
+    return rendered, job
+
+
+@pytest.mark.parametrize("outcome", ["success", "failure"])
+def test_one_shot_runs_once_and_releases_only_on_success(images: dict[str, str], outcome: str, tmp_path: Path) -> None:
+    command = ["mpiexec", "hostname"] if outcome == "success" else ["sh", "-c", "mpiexec hostname && exit 3"]
+    rendered, _job = render_one_shot(images["ompi5"], command)
+    token = os.urandom(16).hex()
+    sa_dir = tmp_path / "serviceaccount"
+    sa_dir.mkdir(parents=True)
+    for name, text in {"token": token, "namespace": NAMESPACE, "ca.crt": ""}.items():
+        (sa_dir / name).write_text(text)
+        (sa_dir / name).chmod(0o644)
+    termination = tmp_path / "termination-log"
+    termination.write_text("")
+    termination.chmod(0o666)
+    with dns_cluster(rendered, tmp_path / "pods") as cluster:
+        for pod in rendered.workers:
+            cluster.start_ready(pod)
+        api = FakeKubeApi(cluster.gateway, token)  # on the gateway, which exists once a pod runs
+        with api.serving() as url:
+            master = rendered.master
+            container = dict(master.container)
+            container["env"] = [*container["env"], {"name": "KOMPI_KUBE_API", "value": url}]
+            spec = {**master.spec, "containers": [container]}
+            mounts = [
+                f"type=bind,source={sa_dir},destination=/var/run/secrets/kubernetes.io/serviceaccount,ro=true",
+                f"type=bind,source={termination},destination=/dev/termination-log",
+            ]
+            name = cluster.start(replace(master, spec=spec), spec, mounts)
+            code = int(podman("wait", name, timeout=120).stdout.strip())
+            logs = podman("logs", name, check=False)
+    print(f"\n{outcome}: exit {code}; termination message {termination.read_text().strip()!r}; API calls {api.calls}")
+    replicas = [call["body"]["spec"]["replicas"] for call in api.calls]
+    assert all(call["authorized"] for call in api.calls)
+    assert {call["path"] for call in api.calls} == {"/apis/apps/v1/namespaces/hpc/statefulsets/mpi-worker/scale"}
+    assert {call["contentType"] for call in api.calls} == {"application/merge-patch+json"}
+    hosts = sorted(line for line in logs.stdout.splitlines() if line.startswith("mpi-worker-"))
+    assert hosts == ["mpi-worker-0", "mpi-worker-1"], logs.stdout + logs.stderr
+    if outcome == "success":
+        assert code == 0
+        assert termination.read_text().startswith("exit code 0")
+        assert replicas == [2, 0]  # workers ensured, then released
+    else:
+        assert code == 3
+        assert termination.read_text().startswith("exit code 3")
+        assert replicas == [2]  # nothing released
