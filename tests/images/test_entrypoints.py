@@ -71,11 +71,15 @@ def test_master_and_worker_serve_ssh_and_stop_promptly(images: dict[str, str], t
     with running_cluster(rendered, tmp_path) as cluster:
         worker = cluster.container(rendered.workers[0].name)
         ready = [exec_in(name, [contract.READY_PROBE]).returncode for name in (worker, cluster.master)]
+        worker_log = logs(worker)
         master_log = logs(cluster.master)
         start = time.monotonic()
         podman("stop", "-t", "20", worker)
         stop_seconds = time.monotonic() - start
     assert ready == [0, 0]
+    # The probe identifies itself, so sshd logs one "closed [preauth]" line, not a kex error too.
+    assert "kex_exchange_identification" not in worker_log
+    assert "Connection closed by 127.0.0.1" in worker_log
     assert f"starting sshd on port {contract.SSH_PORT} as {contract.MPI_USER}" in master_log
     # sshd itself is pid 1 and exits on SIGTERM; a shell in between would sit out the 20 s timeout.
     assert stop_seconds < 5
