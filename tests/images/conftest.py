@@ -16,6 +16,7 @@ from tests.images.podman import REPO_ROOT, podman_env
 BUILD_SCRIPT = REPO_ROOT / "images" / "build.sh"
 FLAVORS = ("ompi4", "ompi5")
 REQUIRED_TOOLS = ("podman", "buildah", "runc")
+TEST_CODE_DIR = "/kompi-test"  # where the tests mount their MPI program in every pod
 
 
 @pytest.fixture(scope="session")
@@ -55,6 +56,3 @@ def test_code(tmp_path: Path) -> str:
     code.chmod(0o755)
     os.chmod(code / "allreduce.py", 0o644)
     return f"type=bind,source={code},destination={TEST_CODE_DIR},ro=true"
-
-
-TEST_CODE_DIR = "/kompi-test"
