@@ -102,8 +102,16 @@ image_openmpi_version() {
     printf '%s\n' "$version"
 }
 
+# Remove the image a rebuild replaced, once no tag or container uses it (podman refuses otherwise).
+remove_replaced() {
+    [ -n "$1" ] || return 0
+    if [ -z "$(podman image inspect --format '{{join .RepoTags " "}}' "$1" 2>/dev/null)" ]; then
+        podman rmi "$1" >/dev/null 2>&1 || true
+    fi
+}
+
 build_flavor() {
-    local flavor=$1 hash work_tag version kompi_version tag line
+    local flavor=$1 hash work_tag version kompi_version tag line old=
     local -a args=()
     hash=$(inputs_hash "$flavor")
     work_tag="$repo:$flavor-$base_tag"
@@ -114,6 +122,7 @@ build_flavor() {
         if [ -n "$ca_bundle" ] && [ -r "$ca_bundle" ]; then
             args+=(--volume "$ca_bundle:/run/kompi-build/ca.crt:ro")
         fi
+        old=$(podman image inspect --format '{{.Id}}' "$work_tag" 2>/dev/null || true)
         log "building $work_tag"
         buildah bud --isolation chroot --layers=false \
             --build-arg "BASE=$base" --build-arg "MPI_FLAVOR=$flavor" "${args[@]}" \
@@ -123,6 +132,7 @@ build_flavor() {
     kompi_version=$(contract_args | sed -n 's/^KOMPI_VERSION=//p')
     tag="$repo:$version-$base_tag-$kompi_version"
     podman tag "$work_tag" "$tag"
+    remove_replaced "$old"
     printf '%s %s\n' "$flavor" "$tag"
 }
 
