@@ -78,11 +78,12 @@ declared_args() {
     return 0
 }
 
-# Hash of everything that shapes the image: the files the build reads, the arguments, the base.
+# Hash of everything that shapes the image: the files the build reads, this script, the arguments,
+# the base image.
 inputs_hash() {
     local flavor=$1
     {
-        (cd "$here" && find base scripts -type f -print0 | sort -z | xargs -0 sha256sum)
+        (cd "$here" && find base scripts build.sh -type f ! -name '*.pyc' -print0 | sort -z | xargs -0 sha256sum)
         printf 'flavor=%s\n' "$flavor"
         contract_args
         podman image inspect --format '{{.Id}}' "$base"
