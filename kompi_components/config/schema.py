@@ -56,7 +56,22 @@ def _relative_path(value: str) -> str:
     return value
 
 
+def _resources(value: dict[str, Any]) -> dict[str, Any]:
+    """requests/limits maps of quantities: the builders merge into them (GPU limits)."""
+    expected = "an object with requests/limits maps of quantities, e.g. {limits: {memory: 2Gi}}"
+    if set(value) - {"requests", "limits", "claims"}:
+        raise ValueError(expected)
+    for key in ("requests", "limits"):
+        amounts = value.get(key, {})
+        if not isinstance(amounts, dict) or not all(
+            isinstance(amount, int | str) and not isinstance(amount, bool) for amount in amounts.values()
+        ):
+            raise ValueError(expected)
+    return value
+
+
 DnsLabel = Annotated[str, _dns_label()]
+Resources = Annotated[dict[str, Any], AfterValidator(_resources)]
 ClusterName = Annotated[str, _dns_label(CLUSTER_NAME_MAX)]
 ObjectName = Annotated[str, _matches(DNS_SUBDOMAIN, "a Kubernetes object name (DNS-1123 subdomain)")]
 Quantity = Annotated[str, _matches(QUANTITY, "a Kubernetes quantity such as 512Mi or 2Gi")]
@@ -80,7 +95,7 @@ class Model(BaseModel):
 class PodSettings(Model):
     """Scheduling and resources for one kind of pod (master or worker)."""
 
-    resources: KubeObject = Field(default_factory=dict, description="container resources (requests/limits)")
+    resources: Resources = Field(default_factory=dict, description="container resources (requests/limits)")
     node_selector: dict[str, str] = Field(default_factory=dict, description="nodeSelector of the pods")
     tolerations: list[KubeObject] = Field(default_factory=list, description="tolerations of the pods")
     affinity: KubeObject = Field(default_factory=dict, description="affinity of the pods")
@@ -226,7 +241,7 @@ class DataPreparation(Model):
     env: Annotated[list[KubeObject], BeforeValidator(_env_vars), AfterValidator(_env_names)] = Field(
         default_factory=list, description="environment: a name->value map, or a list of Kubernetes EnvVars"
     )
-    resources: KubeObject = Field(default_factory=dict, description="container resources (requests/limits)")
+    resources: Resources = Field(default_factory=dict, description="container resources (requests/limits)")
     backoff_limit: int = Field(default=2, ge=0, le=100, description="failed pods retried before the Job fails")
     active_deadline_seconds: int = Field(
         default=3600, ge=1, description="the Job fails after this long; `pulumi up` waits 60 s more"

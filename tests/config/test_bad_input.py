@@ -74,6 +74,11 @@ CASES: dict[str, tuple[dict[str, object], str]] = {
         },
         'kompi:sharedClaims[0].mountPath = "/data": expected a mount path not used already',
     ),
+    "resources-limits-not-a-map": (
+        {"workerPod": {"resources": {"limits": "2Gi"}}},
+        'kompi:workerPod.resources = {"limits": "2Gi"}: expected an object with requests/limits maps',
+    ),
+    "resources-typo": ({"masterPod": {"resources": {"limit": {"cpu": 1}}}}, "kompi:masterPod.resources = "),
     "zero-uid-without-root-opt-in": ({"runAsUser": 0}, "kompi:runAsUser = 0: expected a number >= 1"),
 }
 
