@@ -1,24 +1,16 @@
-"""mpiMaster.oneShot: run a command once the cluster is up, then release the workers.
-
-Imported as kompi:oneShot where kompi's schema has that key; reported (not imported) otherwise.
-"""
+"""mpiMaster.oneShot: run a command once the cluster is up, then release the workers (kompi:oneShot)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from kompi_components import contract
-from kompi_components.config.load import key_names
 from kompi_components.migrate.keys import get
 from kompi_components.migrate.scalars import flag, text
 from kompi_components.migrate.translation import Translation
 
 KUBE_OPENMPI_HOSTFILE = "/kube-openmpi/generated/hostfile"
 SECTION = "mpiMaster.oneShot"
-
-
-def schema_has_one_shot() -> bool:
-    return "oneShot" in key_names()
 
 
 def _command(values: dict[str, Any], result: Translation) -> None:
@@ -37,13 +29,6 @@ def translate_one_shot(values: dict[str, Any], result: Translation) -> None:
         return
     if not flag(get(values, f"{SECTION}.enabled") or False, f"{SECTION}.enabled"):
         result.accept(SECTION)  # disabled: the chart rendered nothing from it
-        return
-    if not schema_has_one_shot():
-        result.warn(
-            SECTION,
-            "not imported: this kompi has no kompi:oneShot yet; run the command with kubectl exec on the master "
-            f"(its hostfile is {contract.HOSTFILE}, not {KUBE_OPENMPI_HOSTFILE}; see docs/migration.md)",
-        )
         return
     result.set("oneShot.enabled", True, f"{SECTION}.enabled")
     _command(values, result)

@@ -12,7 +12,6 @@ from typing import Any
 import pytest
 
 from kompi_components import contract
-from kompi_components.migrate.one_shot import schema_has_one_shot
 from tests.manifests.pod_security import RULES, pod_specs
 from tests.migrate.helpers import FIXTURES, Kompi, Run, find, mpi_container, pod_spec, render
 
@@ -165,7 +164,6 @@ def test_chainermn_gpu_workers_get_the_gpu_limit_and_the_examples(kompi: Kompi, 
         assert not any(arg.startswith("--ssh") for arg in init["args"])
 
 
-@pytest.mark.skipif(not schema_has_one_shot(), reason="this kompi has no kompi:oneShot")
 def test_one_shot_runs_the_command_in_a_job_with_kompis_hostfile(kompi: Kompi, project: Path) -> None:
     run, objects = import_setup(kompi, project, "one-shot", "--release", "once")
     job = find(objects, "Job", "once-master")
@@ -187,12 +185,3 @@ def test_one_shot_runs_the_command_in_a_job_with_kompis_hostfile(kompi: Kompi, p
     assert "ClusterRole" not in {m["kind"] for m in objects}
     assert len(run.warnings_for("mpiMaster.oneShot.command")) == 1
     assert len(run.warnings_for("mpiMaster.oneShot")) == 1
-
-
-@pytest.mark.skipif(schema_has_one_shot(), reason="kompi:oneShot exists: the import maps it")
-def test_one_shot_is_reported_not_imported(kompi: Kompi, project: Path) -> None:
-    run, objects = import_setup(kompi, project, "one-shot")
-    (line,) = run.warnings_for("mpiMaster.oneShot")
-    assert "not imported" in line and contract.HOSTFILE in line
-    assert "Job" not in {m["kind"] for m in objects}
-    assert "mpiexec" not in (project / "Pulumi.one-shot.yaml").read_text().split("config:")[1]

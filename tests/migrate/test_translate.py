@@ -8,10 +8,8 @@ from typing import Any
 import pytest
 
 from kompi_components.config import load_config
-from kompi_components.migrate import one_shot
 from kompi_components.migrate.errors import ValuesError
 from kompi_components.migrate.keys import KUBE_OPENMPI_KEYS, LEAF, ListOf
-from kompi_components.migrate.one_shot import schema_has_one_shot
 from kompi_components.migrate.translate import translate
 from kompi_components.migrate.translation import Translation
 from kompi_components.migrate.values_file import merge
@@ -123,10 +121,7 @@ def test_every_key_maps_to_the_documented_kompi_keys() -> None:
          "sshKeySecret": "key", "retryWaitSeconds": 5},
     ]  # fmt: skip
     assert "PRIVATE" not in str(config)
-    if schema_has_one_shot():
-        assert config["oneShot"] == {"enabled": True, "command": "mpiexec hostname", "releaseWorkers": True}
-    else:
-        assert "mpiexec" not in str(config)
+    assert config["oneShot"] == {"enabled": True, "command": "mpiexec hostname", "releaseWorkers": True}
 
 
 def test_empty_values_give_the_charts_defaults_where_kompi_differs() -> None:
@@ -284,10 +279,3 @@ def test_values_files_merge_like_helm() -> None:
     base = {"image": {"repository": "a", "tag": "1"}, "appCodesToSync": [{"name": "x"}], "sshKey": {"id_rsa": "k"}}
     override = {"image": {"tag": "2"}, "appCodesToSync": [{"name": "y"}], "sshKey": None}
     assert merge(base, override) == {"image": {"repository": "a", "tag": "2"}, "appCodesToSync": [{"name": "y"}]}
-
-
-def test_one_shot_is_reported_when_the_schema_lacks_it(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(one_shot, "schema_has_one_shot", lambda: False)
-    result = translated({"mpiMaster": {"oneShot": {"enabled": True, "command": "mpiexec hostname"}}})
-    assert "oneShot" not in result.config
-    assert "not imported" in warned(result, "mpiMaster.oneShot")[0]
