@@ -113,3 +113,17 @@ def get(values: Mapping[str, Any], dotted: str) -> Any:
             return None
         current = current.get(part)
     return current
+
+
+def leaf_paths(spec: dict[str, Any], prefix: str = "", list_marker: str = "[]") -> list[str]:
+    """Every key path the chart reads, e.g. ``image.pullSecrets[].name`` (``list_marker`` after lists)."""
+    paths: list[str] = []
+    for key, child in spec.items():
+        path = f"{prefix}.{key}" if prefix else key
+        if child is LEAF:
+            paths.append(path)
+        elif isinstance(child, ListOf):
+            paths += leaf_paths(child.item, f"{path}{list_marker}", list_marker)
+        else:
+            paths += leaf_paths(child, path, list_marker)
+    return paths

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
 
-from kompi_components.migrate.keys import KUBE_OPENMPI_KEYS, LEAF, ListOf
+from kompi_components.migrate.keys import KUBE_OPENMPI_KEYS, leaf_paths
 from tests.migrate.helpers import Kompi, write_values
 from tests.stacks import REPO
 
@@ -33,19 +32,6 @@ def test_troubleshooting_shows_the_exact_read_write_once_errors(kompi: Kompi, pr
     imported = kompi("import-values", path, "--stack", "rwo2", "--dir", project)
     assert imported.code == 2
     assert error_line(page, "error: invalid config kompi:workerPod.volumes[0]") == imported.err_lines[-1]
-
-
-def leaf_paths(spec: dict[str, Any], prefix: str = "") -> list[str]:
-    paths: list[str] = []
-    for key, child in spec.items():
-        path = f"{prefix}.{key}" if prefix else key
-        if child is LEAF:
-            paths.append(path)
-        elif isinstance(child, ListOf):
-            paths += leaf_paths(child.item, f"{path}[]")
-        else:
-            paths += leaf_paths(child, path)
-    return paths
 
 
 def test_the_migration_table_names_every_key_kube_openmpi_reads() -> None:

@@ -9,7 +9,7 @@ import pytest
 
 from kompi_components.config import load_config
 from kompi_components.migrate.errors import ValuesError
-from kompi_components.migrate.keys import KUBE_OPENMPI_KEYS, LEAF, ListOf
+from kompi_components.migrate.keys import KUBE_OPENMPI_KEYS, leaf_paths
 from kompi_components.migrate.translate import translate
 from kompi_components.migrate.translation import Translation
 from kompi_components.migrate.values_file import merge
@@ -55,19 +55,6 @@ EVERY_KEY: dict[str, Any] = {
 }  # fmt: skip
 
 
-def leaf_paths(spec: dict[str, Any], prefix: str = "") -> list[str]:
-    paths: list[str] = []
-    for key, child in spec.items():
-        path = f"{prefix}.{key}" if prefix else key
-        if child is LEAF:
-            paths.append(path)
-        elif isinstance(child, ListOf):
-            paths += leaf_paths(child.item, f"{path}[0]")
-        else:
-            paths += leaf_paths(child, path)
-    return paths
-
-
 def accounted_for(result: Translation) -> set[str]:
     """Every kube-openmpi path the translation imported, warned about or accepted as a no-op."""
     named = list(result.origins.values()) + [notice.path for notice in result.warnings] + list(result.accepted)
@@ -91,11 +78,11 @@ def value_at(values: Any, path: str) -> Any:
 
 
 def test_every_key_the_chart_reads_is_imported_or_reported() -> None:
-    for path in leaf_paths(KUBE_OPENMPI_KEYS):
+    for path in leaf_paths(KUBE_OPENMPI_KEYS, list_marker="[0]"):
         assert value_at(EVERY_KEY, path) is not None, f"EVERY_KEY lacks {path}"
     result = translated(EVERY_KEY)
     covered = accounted_for(result)
-    for path in leaf_paths(KUBE_OPENMPI_KEYS):
+    for path in leaf_paths(KUBE_OPENMPI_KEYS, list_marker="[0]"):
         ancestors = [path[: match.start()] for match in re.finditer(r"[.\[]", path)]
         assert path in covered or any(a in covered for a in ancestors), f"{path} is neither imported nor reported"
 
