@@ -27,18 +27,23 @@ def container_tools() -> None:
         pytest.fail(f"missing {', '.join(missing)}: install them or run pytest with --skip-containers")
 
 
-@pytest.fixture(scope="session")
-def images(container_tools: None) -> dict[str, str]:
-    """Build (or reuse, when unchanged) every flavor with images/build.sh; flavor -> image tag."""
-    start = time.monotonic()
-    result = subprocess.run(
+def run_build(timeout: int) -> subprocess.CompletedProcess[str]:
+    """images/build.sh for every flavor; it prints one "<flavor> <image>" line each."""
+    return subprocess.run(
         [str(BUILD_SCRIPT), *FLAVORS],
         capture_output=True,
         text=True,
         env={**podman_env(), "PYTHON": sys.executable},
-        timeout=1200,
+        timeout=timeout,
         check=False,
     )
+
+
+@pytest.fixture(scope="session")
+def images(container_tools: None) -> dict[str, str]:
+    """Build (or reuse, when unchanged) every flavor with images/build.sh; flavor -> image tag."""
+    start = time.monotonic()
+    result = run_build(timeout=1200)
     if result.returncode != 0:
         pytest.fail(f"images/build.sh failed ({result.returncode}):\n{result.stderr[-6000:]}")
     tags = dict(line.split() for line in result.stdout.splitlines() if line.strip())
