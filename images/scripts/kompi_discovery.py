@@ -260,7 +260,9 @@ def watch(cluster: Cluster, hostfile: Path, interval: float) -> None:
             write_atomically(hostfile, text)
             log(f"hostfile: {text.count(chr(10))} workers")
             current = text
-        time.sleep(max(0.0, interval - (time.monotonic() - started)))
+        # After a failed query, ask again soon rather than a whole period later.
+        pause = min(interval, 0.2) if failing else interval
+        time.sleep(max(0.0, pause - (time.monotonic() - started)))
 
 
 def ssh_banner(host: str, port: int, timeout: float = 1.0) -> bool:
