@@ -220,13 +220,15 @@ class Cluster:
 
 
 def write_atomically(path: Path, text: str) -> None:
-    """Readers see the old file or the new one, never a part: temp file in the same dir, then rename."""
+    """Readers see the old file or the new one, never a part: temp file in the same dir, then rename.
+
+    No fsync: the rename alone makes the swap atomic for readers, the file lives in an emptyDir that
+    does not outlive the pod, and an fsync can stall for seconds while the node's disk is busy.
+    """
     handle, temp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
         with os.fdopen(handle, "w") as out:
             out.write(text)
-            out.flush()
-            os.fsync(out.fileno())
         os.chmod(temp, 0o644)
         os.replace(temp, path)
     except BaseException:

@@ -8,6 +8,7 @@ every other name comes from DNS, which lists only the pods the test has marked r
 from __future__ import annotations
 
 import json
+import subprocess
 import threading
 import time
 from collections.abc import Iterator
@@ -45,6 +46,7 @@ class DnsCluster:
     scratch: Path
     mounts: list[str]
     containers: dict[str, str] = field(default_factory=dict)
+    bridge_pinned: bool = False
 
     def address(self, pod: Pod) -> str:
         names = [self.rendered.master.name, *(worker.name for worker in self.rendered.workers)]
@@ -65,7 +67,22 @@ class DnsCluster:
             [*self.mounts, *(extra or [])],
         )
         self.containers[pod.name] = name
+        self._pin_bridge_address()
         return name
+
+    def _pin_bridge_address(self) -> None:
+        """Give the network's bridge a fixed MAC address once it exists.
+
+        A Linux bridge otherwise takes the lowest MAC of its ports: removing that container changes the
+        gateway's MAC, and every pod's ARP entry for the gateway (where the test's DNS server listens)
+        goes stale for seconds. Kubernetes has no such bridge between pods and cluster DNS.
+        """
+        if self.bridge_pinned:
+            return
+        bridge = json.loads(podman("network", "inspect", self.network.name).stdout)[0]["network_interface"]
+        address = Path(f"/sys/class/net/{bridge}/address").read_text().strip()
+        subprocess.run(["ip", "link", "set", "dev", bridge, "address", address], check=True)
+        self.bridge_pinned = True
 
     def start_ready(self, pod: Pod) -> float:
         """Start a pod; once its readiness probe passes, publish it in DNS. Returns the publish time."""
