@@ -57,6 +57,7 @@ ENV_SLOTS_PER_WORKER = "KOMPI_SLOTS_PER_WORKER"
 ENV_SERVICE_DOMAIN = "KOMPI_SERVICE_DOMAIN"  # <service>.<namespace>.svc.<cluster domain>
 ENV_WORKER_PREFIX = "KOMPI_WORKER_PREFIX"  # worker pod names are <prefix>-<ordinal>
 ENV_HOSTFILE = "KOMPI_HOSTFILE"
+ENV_MASTER_SLOTS = "KOMPI_MASTER_SLOTS"  # set on a master that is a compute node too
 
 
 def as_env_lines() -> list[str]:

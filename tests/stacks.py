@@ -73,5 +73,7 @@ EVERY_FEATURE: dict[str, object] = {
 
 # One-shot mode with worker release: the master is a Job, plus the release RBAC.
 ONE_SHOT: dict[str, object] = EVERY_FEATURE | {
-    "oneShot": {"enabled": True, "command": "mpiexec python3 /repo/train.py", "timeoutSeconds": 300}
+    "oneShot": {"enabled": True, "command": "mpiexec python3 /repo/train.py", "timeoutSeconds": 300},
+    # The one-shot master runs no sshd, so it cannot be a compute node.
+    "masterPod": EVERY_FEATURE["masterPod"] | {"compute": False},  # type: ignore[operator]
 }

@@ -177,15 +177,18 @@ class Cluster:
     worker_prefix: str  # worker pods are <prefix>-<ordinal>
     slots: int
     port_name: str = "ssh"
+    # The master's own "<fqdn> slots=N" line when it is a compute node too (kompi:masterPod.compute).
+    master_line: str = ""
 
     @classmethod
     def from_env(cls) -> Cluster:
         try:
-            return cls(
-                os.environ["KOMPI_SERVICE_DOMAIN"].rstrip(".").lower(),
-                os.environ["KOMPI_WORKER_PREFIX"].lower(),
-                int(os.environ.get("KOMPI_SLOTS_PER_WORKER", "1")),
-            )
+            domain = os.environ["KOMPI_SERVICE_DOMAIN"].rstrip(".").lower()
+            slots = int(os.environ.get("KOMPI_SLOTS_PER_WORKER", "1"))
+            master_slots = int(os.environ.get("KOMPI_MASTER_SLOTS", "0"))
+            # A StatefulSet pod's hostname is its pod name; its FQDN adds the service domain.
+            master_line = f"{socket.gethostname()}.{domain} slots={master_slots}\n" if master_slots else ""
+            return cls(domain, os.environ["KOMPI_WORKER_PREFIX"].lower(), slots, master_line=master_line)
         except KeyError as missing:
             raise SystemExit(f"{Path(sys.argv[0]).name}: environment variable {missing} is not set") from None
 
@@ -212,8 +215,10 @@ class Cluster:
         return workers
 
     def hostfile_text(self, ordinals: Iterable[int]) -> str:
-        """One ``<fqdn> slots=N`` line per worker, in numeric order (worker-2 before worker-10)."""
-        return "".join(f"{self.fqdn(ordinal)} slots={self.slots}\n" for ordinal in sorted(set(ordinals)))
+        """One ``<fqdn> slots=N`` line per worker, in numeric order (worker-2 before worker-10), after
+        the master's own line when it computes too (so rank 0 runs on the master)."""
+        workers = "".join(f"{self.fqdn(ordinal)} slots={self.slots}\n" for ordinal in sorted(set(ordinals)))
+        return self.master_line + workers
 
     def discover(self) -> dict[int, SrvRecord]:
         return self.ready_workers(query_srv(self.srv_name))

@@ -145,6 +145,14 @@ def _check_data_preparation(config: KompiConfig) -> None:
         raise ConfigError("dataPreparation", shown, "kompi:dataVolumes too: the Job writes into the data volumes")
 
 
+def _check_master_compute(config: KompiConfig) -> None:
+    # The one-shot master is a Job without sshd: no other host can start ranks on it.
+    if config.master_pod.compute and config.one_shot.enabled:
+        raise ConfigError(
+            "masterPod.compute", True, "false when kompi:oneShot is enabled (the one-shot master runs no sshd)"
+        )
+
+
 def check_cross_field_rules(config: KompiConfig) -> None:
     """Raise ConfigError for the first rule that the config breaks."""
     _check_shared_claims(config)
@@ -152,6 +160,7 @@ def check_cross_field_rules(config: KompiConfig) -> None:
     _check_data_preparation(config)
     _check_raw_claims(config)
     _check_gpus(config)
+    _check_master_compute(config)
     for key, settings in (("masterPod", config.master_pod), ("workerPod", config.worker_pod)):
         _check_mounts(key, settings, _check_user_volumes(key, settings))
     _check_unique_mount_paths(config)

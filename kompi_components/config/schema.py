@@ -106,7 +106,8 @@ class PodSettings(Model):
 
 class MasterSettings(PodSettings):
     compute: bool = Field(
-        default=False, description="the master is also a compute node: listed in the hostfile with its slots"
+        default=False,
+        description="the master is also a compute node: first in the hostfile, with a worker's slots",
     )
 
 

@@ -28,6 +28,8 @@ def _env(config: KompiConfig, names: Names, role: Role) -> list[dict[str, str]]:
         contract.ENV_SLOTS_PER_WORKER: str(config.slots),
         contract.ENV_HOSTFILE: contract.HOSTFILE,
     }
+    if role == "master" and config.master_pod.compute:
+        values[contract.ENV_MASTER_SLOTS] = str(config.slots)
     return [{"name": key, "value": value} for key, value in values.items()]
 
 

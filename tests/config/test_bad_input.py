@@ -79,6 +79,10 @@ CASES: dict[str, tuple[dict[str, object], str]] = {
         'kompi:workerPod.resources = {"limits": "2Gi"}: expected an object with requests/limits maps',
     ),
     "resources-typo": ({"masterPod": {"resources": {"limit": {"cpu": 1}}}}, "kompi:masterPod.resources = "),
+    "master-compute-in-one-shot": (
+        {"masterPod": {"compute": True}, "oneShot": {"enabled": True, "command": "mpiexec hostname"}},
+        "kompi:masterPod.compute = true: expected false when kompi:oneShot is enabled",
+    ),
     "zero-uid-without-root-opt-in": ({"runAsUser": 0}, "kompi:runAsUser = 0: expected a number >= 1"),
 }
 

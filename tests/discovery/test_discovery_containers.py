@@ -23,7 +23,7 @@ from kompi_components.manifests.cluster import build_cluster, cluster_names
 from kompi_components.ssh_identity import SEED_BYTES, identity_files
 from tests.discovery.harness import DnsCluster, FakeKubeApi, dns_cluster, wait_for_file
 from tests.images.cluster import NAMESPACE, Pod, RenderedCluster, render_cluster, secret_files, statefulset_pods
-from tests.images.podman import podman, podman_env
+from tests.images.podman import exec_in, podman, podman_env
 
 pytestmark = pytest.mark.containers
 CONVERGE_LIMIT = 2.0
@@ -73,6 +73,24 @@ def test_cold_start_launches_once_after_every_worker_is_ready(
     assert launches[0] >= last_ready
     hosts = sorted(line for line in out.splitlines() if not line.startswith("LAUNCH"))
     assert hosts == sorted(pod.name for pod in rendered.workers)  # one rank on each worker, none on the master
+
+
+def test_a_computing_master_runs_rank_0_and_the_workers_the_rest(images: dict[str, str], tmp_path: Path) -> None:
+    rendered = render_cluster(images["ompi5"], workers=2, run_as_root=False, master_computes=True)
+    with dns_cluster(rendered, tmp_path) as cluster:
+        start_master(cluster)
+        for pod in rendered.workers:
+            cluster.start_ready(pod)
+        master = cluster.containers[rendered.master.name]
+        rank_and_host = "mpiexec -n 3 bash -c 'echo $OMPI_COMM_WORLD_RANK $(hostname)'"
+        result = exec_in(master, ["bash", "-c", f"kompi-wait 2 --timeout 60 && {rank_and_host}"])
+        lines = cluster.master_hostfile().read_text().splitlines()
+    assert result.returncode == 0, result.stderr
+    assert lines[0] == f"{rendered.master.fqdn} slots=1"
+    assert len(lines) == 3
+    hosts = dict(line.split() for line in result.stdout.splitlines())
+    assert hosts["0"] == rendered.master.name  # ranks fill the hostfile in order
+    assert sorted(hosts.values()) == sorted([rendered.master.name, *(pod.name for pod in rendered.workers)])
 
 
 def test_hostfile_follows_scaling_within_two_seconds(images: dict[str, str], tmp_path: Path) -> None:

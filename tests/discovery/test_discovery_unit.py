@@ -119,3 +119,18 @@ def test_wait_names_the_missing_workers_on_timeout(
     assert "mpi-worker-0 " not in err
     monkeypatch.setattr(kd, "ssh_banner", lambda host, port: True)
     assert kd.wait(CLUSTER, 1, 0.3, None) == 0
+
+
+def test_a_computing_master_comes_first_with_its_slots(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KOMPI_SERVICE_DOMAIN", "mpi.hpc.svc.cluster.local")
+    monkeypatch.setenv("KOMPI_WORKER_PREFIX", "mpi-worker")
+    monkeypatch.setenv("KOMPI_SLOTS_PER_WORKER", "2")
+    monkeypatch.setenv("KOMPI_MASTER_SLOTS", "2")
+    monkeypatch.setattr(kd.socket, "gethostname", lambda: "mpi-master-0")
+    assert kd.Cluster.from_env().hostfile_text([1, 0]) == (
+        "mpi-master-0.mpi.hpc.svc.cluster.local slots=2\n"
+        "mpi-worker-0.mpi.hpc.svc.cluster.local slots=2\n"
+        "mpi-worker-1.mpi.hpc.svc.cluster.local slots=2\n"
+    )
+    monkeypatch.delenv("KOMPI_MASTER_SLOTS")
+    assert kd.Cluster.from_env().hostfile_text([0]) == "mpi-worker-0.mpi.hpc.svc.cluster.local slots=2\n"

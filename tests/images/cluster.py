@@ -70,7 +70,9 @@ def statefulset_pods(statefulset: Mapping[str, Any], names: Names) -> list[Pod]:
     return pods
 
 
-def render_cluster(image: str, *, workers: int, run_as_root: bool, cluster: str = CLUSTER) -> RenderedCluster:
+def render_cluster(
+    image: str, *, workers: int, run_as_root: bool, cluster: str = CLUSTER, master_computes: bool = False
+) -> RenderedCluster:
     """kompi's objects for a cluster of ``workers`` running ``image``, with fresh SSH keys."""
     repository, tag = image.rsplit(":", 1)
     raw = {
@@ -81,6 +83,7 @@ def render_cluster(image: str, *, workers: int, run_as_root: bool, cluster: str 
         "kompi:imageTag": tag,
         "kompi:imagePullPolicy": "Never",
         "kompi:runAsRoot": json.dumps(run_as_root),
+        "kompi:masterPod": json.dumps({"compute": master_computes}),
     }
     config = load_config(raw)
     names = cluster_names(config)
