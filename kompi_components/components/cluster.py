@@ -25,24 +25,9 @@ def first_job_command(config: KompiConfig) -> str:
         # The Job runs the command itself; follow it (`pulumi up` does not wait for it).
         return shlex.join(["kubectl", "logs", "-n", names.namespace, "-f", f"job/{names.master}"])
     slots = max(total_slots(config), 1)
-    return shlex.join(
-        [
-            "kubectl",
-            "exec",
-            "-n",
-            names.namespace,
-            names.master_pod,
-            "-c",
-            MPI_CONTAINER,
-            "--",
-            "mpiexec",
-            "--hostfile",
-            contract.HOSTFILE,
-            "-n",
-            str(slots),
-            "hostname",
-        ]
-    )
+    # No --hostfile: the images point Open MPI's default hostfile at the one discovery maintains.
+    command = ["mpiexec", "-n", str(slots), "hostname"]
+    return shlex.join(["kubectl", "exec", "-n", names.namespace, names.master_pod, "-c", MPI_CONTAINER, "--", *command])
 
 
 class KompiCluster(pulumi.ComponentResource):

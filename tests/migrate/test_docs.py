@@ -54,7 +54,7 @@ def test_the_migration_page_shows_the_commands() -> None:
         "pulumi destroy --stack NAME",
         "render --stack NAME",
         "gen-ssh-key.sh",
-        "CLUSTER-master-0 -c mpi -- mpiexec --hostfile /kompi/generated/hostfile",
+        "CLUSTER-master-0 -c mpi -- mpiexec -n 4",
         "import-values",
     ):
         assert text in page  # fmt: skip
