@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from kompi_components import contract
+
+if TYPE_CHECKING:
+    from kompi_components.config.schema import KompiConfig
 
 MANAGED_BY = "kompi"
 PART_OF = "kompi"
@@ -27,6 +31,11 @@ def shared_claim_volume(index: int) -> str:
     return f"kompi-shared-{index}"
 
 
+def data_volume(volume_name: str) -> str:
+    """The pod volume of a ``kompi:dataVolumes`` entry."""
+    return f"kompi-data-{volume_name}"
+
+
 @dataclass(frozen=True)
 class Names:
     """Every name one cluster uses, so that no builder invents its own."""
@@ -42,6 +51,10 @@ class Names:
     @property
     def ssh_secret(self) -> str:
         return f"{self.cluster}-ssh"
+
+    def data_claim(self, volume_name: str) -> str:
+        """The claim kompi creates for a ``kompi:dataVolumes`` entry."""
+        return f"{self.cluster}-data-{volume_name}"
 
     @property
     def workers(self) -> str:
@@ -107,3 +120,7 @@ class Names:
         if component:
             selector["app.kubernetes.io/component"] = component
         return selector
+
+
+def cluster_names(config: KompiConfig) -> Names:
+    return Names(cluster=config.cluster_name, namespace=config.namespace, cluster_domain=config.cluster_domain)

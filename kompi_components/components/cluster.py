@@ -10,8 +10,9 @@ from kompi_components import contract
 from kompi_components.components.object_group import ObjectGroup
 from kompi_components.components.ssh_identity import SshIdentity
 from kompi_components.config.schema import KompiConfig
-from kompi_components.manifests.cluster import ClusterObjects, build_cluster, cluster_names
+from kompi_components.manifests.cluster import ClusterObjects, build_cluster
 from kompi_components.manifests.pod import MPI_CONTAINER
+from kompi_components.naming import cluster_names
 
 
 def total_slots(config: KompiConfig) -> int:

@@ -7,7 +7,6 @@ from collections.abc import Iterable
 from kompi_components import naming
 from kompi_components.config.errors import ConfigError
 from kompi_components.config.schema import SHARED_ACCESS_MODES, KompiConfig, PodSettings
-from kompi_components.manifests.data import data_claim_name
 
 GPU_RESOURCE = "nvidia.com/gpu"
 ATTACH_HINT = "a ReadWriteOnce claim attaches to one node only ('Volume is already attached by pod ...')"
@@ -39,7 +38,7 @@ def _check_data_volumes(config: KompiConfig) -> None:
         if volume.name in seen:
             raise ConfigError(f"{key}.name", volume.name, "a name used by one dataVolumes entry only")
         seen.add(volume.name)
-        claim = data_claim_name(config.cluster_name, volume.name)
+        claim = naming.cluster_names(config).data_claim(volume.name)
         if pods > 1 and volume.access_mode not in SHARED_ACCESS_MODES:
             raise ConfigError(
                 f"{key}.accessMode",

@@ -17,11 +17,7 @@ from kompi_components.manifests.preparation import preparation_jobs
 from kompi_components.manifests.service import headless_service
 from kompi_components.manifests.ssh_secret import ssh_secret
 from kompi_components.manifests.statefulsets import master, workers
-from kompi_components.naming import Names
-
-
-def cluster_names(config: KompiConfig) -> Names:
-    return Names(cluster=config.cluster_name, namespace=config.namespace, cluster_domain=config.cluster_domain)
+from kompi_components.naming import cluster_names
 
 
 @dataclass(frozen=True)

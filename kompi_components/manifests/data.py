@@ -5,21 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from kompi_components import naming
 from kompi_components.config.schema import DataVolume, KompiConfig
 from kompi_components.manifests.meta import RETAIN_ON_DELETE, Manifest, manifest, metadata
 from kompi_components.naming import Names
 
 COMPONENT = "data"
-# Pod volume names; the "kompi-" prefix is reserved, so user volumes cannot collide with these.
-VOLUME_PREFIX = "kompi-data-"
-
-
-def data_claim_name(cluster: str, volume_name: str) -> str:
-    return f"{cluster}-data-{volume_name}"
-
-
-def pod_volume_name(volume_name: str) -> str:
-    return f"{VOLUME_PREFIX}{volume_name}"
 
 
 def read_only_in_pods(config: KompiConfig, volume: DataVolume) -> bool:
@@ -36,7 +27,7 @@ def claim(names: Names, volume: DataVolume) -> Manifest:
     }
     if volume.storage_class_name:
         spec["storageClassName"] = volume.storage_class_name
-    meta = metadata(names, data_claim_name(names.cluster, volume.name), COMPONENT)
+    meta = metadata(names, names.data_claim(volume.name), COMPONENT)
     if volume.retain:
         # Read by create_object (retain_on_delete) and left on the object: kubectl users see it too.
         meta["annotations"] = {RETAIN_ON_DELETE: "true"}
@@ -51,9 +42,9 @@ def pod_volumes(config: KompiConfig, names: Names, writable: bool = False) -> li
     """The claims as pod volumes; ``writable`` for the preparation Job, else per readOnlyInPods."""
     return [
         {
-            "name": pod_volume_name(volume.name),
+            "name": naming.data_volume(volume.name),
             "persistentVolumeClaim": {
-                "claimName": data_claim_name(names.cluster, volume.name),
+                "claimName": names.data_claim(volume.name),
                 "readOnly": not writable and read_only_in_pods(config, volume),
             },
         }
@@ -64,7 +55,7 @@ def pod_volumes(config: KompiConfig, names: Names, writable: bool = False) -> li
 def pod_mounts(config: KompiConfig, writable: bool = False) -> list[dict[str, Any]]:
     return [
         {
-            "name": pod_volume_name(volume.name),
+            "name": naming.data_volume(volume.name),
             "mountPath": volume.mount_path,
             "readOnly": not writable and read_only_in_pods(config, volume),
         }

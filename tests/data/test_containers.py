@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 
 from kompi_components.config import load_config
-from kompi_components.manifests.cluster import ClusterObjects, build_cluster, cluster_names
-from kompi_components.naming import Names
+from kompi_components.manifests.cluster import ClusterObjects, build_cluster
+from kompi_components.naming import Names, cluster_names
 from kompi_components.ssh_identity import SEED_BYTES, identity_files
 from tests.data.podman_claims import claims_as_binds, pod_without_claims, provision
 from tests.images.cluster import RenderedCluster, RunningCluster, running_cluster, secret_files, statefulset_pods

@@ -19,7 +19,8 @@ from pathlib import Path
 import pytest
 
 from kompi_components.config import load_config
-from kompi_components.manifests.cluster import build_cluster, cluster_names
+from kompi_components.manifests.cluster import build_cluster
+from kompi_components.naming import cluster_names
 from kompi_components.ssh_identity import SEED_BYTES, identity_files
 from tests.discovery.harness import DnsCluster, FakeKubeApi, dns_cluster, wait_for_file
 from tests.images.cluster import NAMESPACE, Pod, RenderedCluster, render_cluster, secret_files, statefulset_pods

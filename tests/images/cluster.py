@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from kompi_components.config import load_config
-from kompi_components.manifests.cluster import build_cluster, cluster_names
-from kompi_components.naming import Names
+from kompi_components.manifests.cluster import build_cluster
+from kompi_components.naming import Names, cluster_names
 from kompi_components.ssh_identity import SEED_BYTES, identity_files
 from tests.images.pod_like import PodPlacement, run_pod_like, wait_ready
 from tests.images.podman import Network, network, unique
