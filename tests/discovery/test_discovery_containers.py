@@ -13,8 +13,9 @@ import random
 import statistics
 import subprocess
 import time
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -176,10 +177,17 @@ def render_one_shot(image: str, command: list[str]) -> tuple[RenderedCluster, di
     return rendered, job
 
 
-@pytest.mark.parametrize("outcome", ["success", "failure"])
-def test_one_shot_runs_once_and_releases_only_on_success(images: dict[str, str], outcome: str, tmp_path: Path) -> None:
-    command = ["mpiexec", "hostname"] if outcome == "success" else ["sh", "-c", "mpiexec hostname && exit 3"]
-    rendered, _job = render_one_shot(images["ompi5"], command)
+@dataclass
+class OneShotRun:
+    code: int
+    termination: str
+    calls: list[dict[str, Any]]
+    logs: str
+
+
+def run_one_shot(image: str, command: list[str], tmp_path: Path, *, stop_while_running: bool = False) -> OneShotRun:
+    """The one-shot Job's pod against 2 workers and a fake API server; optionally stopped mid-command."""
+    rendered, _job = render_one_shot(image, command)
     token = os.urandom(16).hex()
     sa_dir = tmp_path / "serviceaccount"
     sa_dir.mkdir(parents=True)
@@ -203,20 +211,41 @@ def test_one_shot_runs_once_and_releases_only_on_success(images: dict[str, str],
                 f"type=bind,source={termination},destination=/dev/termination-log",
             ]
             name = cluster.start(replace(master, spec=spec), spec, mounts)
+            if stop_while_running:
+                deadline = time.monotonic() + 60
+                while "kompi: running:" not in podman("logs", name, check=False).stderr:
+                    assert time.monotonic() < deadline, "the command never started"
+                    time.sleep(0.2)
+                podman("stop", "-t", "20", name)
             code = int(podman("wait", name, timeout=120).stdout.strip())
             logs = podman("logs", name, check=False)
-    print(f"\n{outcome}: exit {code}; termination message {termination.read_text().strip()!r}; API calls {api.calls}")
-    replicas = [call["body"]["spec"]["replicas"] for call in api.calls]
     assert all(call["authorized"] for call in api.calls)
     assert {call["path"] for call in api.calls} == {"/apis/apps/v1/namespaces/hpc/statefulsets/mpi-worker/scale"}
     assert {call["contentType"] for call in api.calls} == {"application/merge-patch+json"}
-    hosts = sorted(line for line in logs.stdout.splitlines() if line.startswith("mpi-worker-"))
-    assert hosts == ["mpi-worker-0", "mpi-worker-1"], logs.stdout + logs.stderr
+    return OneShotRun(code, termination.read_text(), api.calls, logs.stdout + logs.stderr)
+
+
+@pytest.mark.parametrize("outcome", ["success", "failure"])
+def test_one_shot_runs_once_and_releases_only_on_success(images: dict[str, str], outcome: str, tmp_path: Path) -> None:
+    command = ["mpiexec", "hostname"] if outcome == "success" else ["sh", "-c", "mpiexec hostname && exit 3"]
+    run = run_one_shot(images["ompi5"], command, tmp_path)
+    print(f"\n{outcome}: exit {run.code}; termination message {run.termination.strip()!r}; API calls {run.calls}")
+    replicas = [call["body"]["spec"]["replicas"] for call in run.calls]
+    hosts = sorted(line for line in run.logs.splitlines() if line.startswith("mpi-worker-"))
+    assert hosts == ["mpi-worker-0", "mpi-worker-1"], run.logs
     if outcome == "success":
-        assert code == 0
-        assert termination.read_text().startswith("exit code 0")
+        assert run.code == 0
+        assert run.termination.startswith("exit code 0")
         assert replicas == [2, 0]  # workers ensured, then released
     else:
-        assert code == 3
-        assert termination.read_text().startswith("exit code 3")
+        assert run.code == 3
+        assert run.termination.startswith("exit code 3")
         assert replicas == [2]  # nothing released
+
+
+def test_one_shot_passes_sigterm_to_a_running_command(images: dict[str, str], tmp_path: Path) -> None:
+    # A command that would outlive the stop timeout unless the signal reaches it.
+    run = run_one_shot(images["ompi5"], ["sleep", "600"], tmp_path, stop_while_running=True)
+    assert run.code == 143
+    assert run.termination.startswith("exit code 143: terminated while running")
+    assert [call["body"]["spec"]["replicas"] for call in run.calls] == [2]  # nothing released
