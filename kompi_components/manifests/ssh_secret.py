@@ -11,6 +11,4 @@ from kompi_components.naming import Names
 
 def ssh_secret(names: Names, string_data: Mapping[str, Any] | Any) -> Manifest:
     """``string_data`` maps the contract's SSH file names to contents (a Pulumi secret at `up`)."""
-    return manifest(
-        "v1", "Secret", metadata(names, names.ssh_secret), type="Opaque", immutable=False, stringData=string_data
-    )
+    return manifest("v1", "Secret", metadata(names, names.ssh_secret), type="Opaque", stringData=string_data)
