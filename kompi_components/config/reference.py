@@ -80,8 +80,8 @@ def _type_name(annotation: object) -> str:
         return _type_name(args[0])
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         return "object"
-    names = {int: "int", bool: "bool", str: "string", type(None): "null"}
-    return names.get(annotation, getattr(annotation, "__name__", str(annotation)))  # type: ignore[call-overload]
+    names: dict[object, str] = {int: "int", bool: "bool", str: "string", type(None): "null"}
+    return names.get(annotation) or str(getattr(annotation, "__name__", annotation))
 
 
 def _default(field: FieldInfo) -> str:
