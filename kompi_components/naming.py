@@ -70,6 +70,11 @@ class Names:
         return f"{self.master}-0"
 
     @property
+    def oneshot_account(self) -> str:
+        """ServiceAccount, Role and RoleBinding of the one-shot Job's worker release."""
+        return f"{self.cluster}-oneshot"
+
+    @property
     def network_policy(self) -> str:
         return self.cluster
 

@@ -32,14 +32,6 @@ IGNORE_REPLICAS = "kompi/ignore-replicas"
 SKIP_AWAIT = "pulumi.com/skipAwait"
 
 
-def account_name(names: Names) -> str:
-    return f"{names.cluster}-oneshot"
-
-
-def enabled(config: KompiConfig) -> bool:
-    return config.one_shot.enabled
-
-
 def releases(config: KompiConfig) -> bool:
     return config.one_shot.enabled and config.one_shot.release_workers
 
@@ -69,7 +61,7 @@ def job(config: KompiConfig, names: Names) -> Manifest:
     spec = template["spec"]
     spec["restartPolicy"] = "Never"
     if releases(config):
-        spec["serviceAccountName"] = account_name(names)
+        spec["serviceAccountName"] = names.oneshot_account
         spec["automountServiceAccountToken"] = True
     meta = metadata(names, names.master, "master")
     meta["annotations"] = {SKIP_AWAIT: "true"}
@@ -80,7 +72,7 @@ def release_rbac(config: KompiConfig, names: Names) -> list[Manifest]:
     """ServiceAccount, Role (the worker StatefulSet's scale subresource only), RoleBinding."""
     if not releases(config):
         return []
-    name = account_name(names)
+    name = names.oneshot_account
     account = manifest("v1", "ServiceAccount", metadata(names, name, "master"), automountServiceAccountToken=False)
     rule = {
         "apiGroups": ["apps"],
