@@ -20,7 +20,7 @@ from typing import Any
 from kompi_components import contract
 from kompi_components.config.schema import KompiConfig
 from kompi_components.manifests.meta import Manifest, manifest, metadata
-from kompi_components.manifests.pod import pod_template
+from kompi_components.manifests.pod import master_resources, pod_template
 from kompi_components.naming import Names
 
 ENTRYPOINT = "kompi-oneshot"
@@ -53,8 +53,7 @@ def _container(config: KompiConfig, template: dict[str, Any]) -> None:
 
 
 def job(config: KompiConfig, names: Names) -> Manifest:
-    resources = {key: dict(value) for key, value in config.master_pod.resources.items()}
-    template = pod_template(config, names, "master", config.master_pod, resources)
+    template = pod_template(config, names, "master", config.master_pod, master_resources(config))
     # No version label on the pod: a kompi upgrade alone must not replace (rerun) the Job.
     del template["metadata"]["labels"]["app.kubernetes.io/version"]
     _container(config, template)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from typing import Any, Literal
 
 from kompi_components import contract, naming
@@ -13,6 +14,15 @@ from kompi_components.naming import Names
 Role = Literal["master", "worker"]
 MPI_CONTAINER = "mpi"
 ENTRYPOINTS: dict[Role, str] = {"master": contract.MASTER_ENTRYPOINT, "worker": contract.WORKER_ENTRYPOINT}
+
+
+def copied_resources(resources: dict[str, Any]) -> dict[str, Any]:
+    """A deep copy of user resources, so that the builders can add to it (GPU limits)."""
+    return copy.deepcopy(resources)
+
+
+def master_resources(config: KompiConfig) -> dict[str, Any]:
+    return copied_resources(config.master_pod.resources)
 
 
 def image(config: KompiConfig) -> str:

@@ -7,12 +7,12 @@ from typing import Any
 from kompi_components.config.checks import GPU_RESOURCE
 from kompi_components.config.schema import KompiConfig
 from kompi_components.manifests.meta import Manifest, manifest, metadata
-from kompi_components.manifests.pod import Role, pod_template
+from kompi_components.manifests.pod import Role, copied_resources, master_resources, pod_template
 from kompi_components.naming import Names
 
 
 def _worker_resources(config: KompiConfig) -> dict[str, Any]:
-    resources = {key: dict(value) for key, value in config.worker_pod.resources.items()}
+    resources = copied_resources(config.worker_pod.resources)
     if config.gpus_per_worker:
         resources.setdefault("limits", {})[GPU_RESOURCE] = config.gpus_per_worker
     return resources
@@ -52,6 +52,5 @@ def workers(config: KompiConfig, names: Names) -> Manifest:
 
 
 def master(config: KompiConfig, names: Names) -> Manifest:
-    resources = {key: dict(value) for key, value in config.master_pod.resources.items()}
-    template = pod_template(config, names, "master", config.master_pod, resources)
+    template = pod_template(config, names, "master", config.master_pod, master_resources(config))
     return _statefulset(config, names, "master", names.master, 1, template)
