@@ -19,7 +19,6 @@ class SshIdentity(pulumi.ComponentResource):
 
     secret_data: pulumi.Output[dict[str, str]]
     public_key: pulumi.Output[str]
-    secret: pulumi.CustomResource | None
 
     def __init__(self, name: str, names: Names, key_version: int, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("kompi:index:SshIdentity", name, None, opts)
@@ -36,10 +35,9 @@ class SshIdentity(pulumi.ComponentResource):
         self.secret_data = pulumi.Output.secret(files.apply(lambda f: f.as_secret_data()))
         # The public key is not secret, though it is derived from a secret seed.
         self.public_key = pulumi.Output.unsecret(files.apply(lambda f: f.client_public))
-        self.secret = None
 
     def store(self, manifest: Manifest, depends_on: list[pulumi.Resource]) -> pulumi.CustomResource:
         """Create the Secret (built from ``secret_data`` by kompi.manifests) as a child."""
-        self.secret = create_object(manifest, pulumi.ResourceOptions(parent=self, depends_on=depends_on))
+        secret = create_object(manifest, pulumi.ResourceOptions(parent=self, depends_on=depends_on))
         self.register_outputs({"publicKey": self.public_key})
-        return self.secret
+        return secret
