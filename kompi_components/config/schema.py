@@ -8,22 +8,25 @@ and validated against the real Kubernetes schemas by the tests; kompi checks wha
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, Literal
+from collections.abc import Callable
+from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 from pydantic.alias_generators import to_camel
 
 from kompi_components import contract
+from kompi_components.config import formats, image_ref
 
 DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-QUANTITY = re.compile(r"^[0-9]+(\.[0-9]+)?(Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E)?$")
-CIDR = re.compile(r"^[0-9a-fA-F:.]+/[0-9]{1,3}$")
 
 # clusterName prefixes every object; "<name>-worker" must leave room for the StatefulSet's
 # controller-revision-hash label (name + 11 characters <= 63).
 CLUSTER_NAME_MAX = 40
 DATA_VOLUME_NAME_MAX = 40
+
+
+T = TypeVar("T")
 
 
 def _dns_label(max_length: int = 63) -> AfterValidator:
@@ -56,28 +59,29 @@ def _relative_path(value: str) -> str:
     return value
 
 
-def _resources(value: dict[str, Any]) -> dict[str, Any]:
-    """requests/limits maps of quantities: the builders merge into them (GPU limits)."""
-    expected = "an object with requests/limits maps of quantities, e.g. {limits: {memory: 2Gi}}"
-    if set(value) - {"requests", "limits", "claims"}:
-        raise ValueError(expected)
-    for key in ("requests", "limits"):
-        amounts = value.get(key, {})
-        if not isinstance(amounts, dict) or not all(
-            isinstance(amount, int | str) and not isinstance(amount, bool) for amount in amounts.values()
-        ):
-            raise ValueError(expected)
-    return value
+def _checked(problem: Callable[[T], str | None]) -> AfterValidator:
+    """A validator that refuses a value for which ``problem`` names what is wrong."""
+
+    def check(value: T) -> T:
+        found = problem(value)
+        if found is not None:
+            raise ValueError(found)
+        return value
+
+    return AfterValidator(check)
 
 
 DnsLabel = Annotated[str, _dns_label()]
-Resources = Annotated[dict[str, Any], AfterValidator(_resources)]
+Resources = Annotated[dict[str, Any], _checked(formats.resources_problem)]
 ClusterName = Annotated[str, _dns_label(CLUSTER_NAME_MAX)]
 ObjectName = Annotated[str, _matches(DNS_SUBDOMAIN, "a Kubernetes object name (DNS-1123 subdomain)")]
-Quantity = Annotated[str, _matches(QUANTITY, "a Kubernetes quantity such as 512Mi or 2Gi")]
-Cidr = Annotated[str, _matches(CIDR, "a CIDR block such as 10.0.0.0/8")]
+Quantity = Annotated[str, _checked(formats.quantity_problem)]
+Cidr = Annotated[str, _checked(formats.cidr_problem)]
 AbsolutePath = Annotated[str, AfterValidator(_absolute_path)]
 RelativePath = Annotated[str, AfterValidator(_relative_path)]
+ImageRepository = Annotated[str, _checked(image_ref.repository_problem)]
+ImageTag = Annotated[str, _checked(image_ref.tag_problem)]
+ImageReference = Annotated[str, _checked(image_ref.reference_problem)]
 KubeObject = dict[str, Any]
 AccessMode = Literal["ReadWriteOnce", "ReadOnlyMany", "ReadWriteMany", "ReadWriteOncePod"]
 # Access modes that let more than one pod mount a claim (on different nodes).
@@ -233,7 +237,7 @@ def _env_names(value: list[KubeObject]) -> list[KubeObject]:
 class DataPreparation(Model):
     """A Job that fills the data volumes once, before master and workers start; reruns when its spec changes."""
 
-    image: str | None = Field(
+    image: ImageReference | None = Field(
         default=None, min_length=1, description="image (default: the MPI image, kompi:image and kompi:imageTag)"
     )
     command: Annotated[list[str], AfterValidator(_command)] = Field(
@@ -295,8 +299,12 @@ class KompiConfig(Model):
     slots_per_worker: int | None = Field(
         default=None, ge=1, le=1024, description="MPI slots per worker in the hostfile (default: GPUs, or 1)"
     )
-    image: str = Field(default="localhost/kompi", min_length=1, description="image repository of master and workers")
-    image_tag: str = Field(default=contract.DEFAULT_IMAGE_TAG, min_length=1, description="image tag")
+    image: ImageRepository = Field(
+        default="localhost/kompi", min_length=1, description="image repository of master and workers"
+    )
+    image_tag: ImageTag = Field(
+        default=contract.DEFAULT_IMAGE_TAG, description="image tag, optionally pinned to a digest: TAG@sha256:..."
+    )
     image_pull_policy: Literal["Always", "IfNotPresent", "Never"] = Field(
         default="IfNotPresent", description="pull policy of every container"
     )
@@ -313,7 +321,7 @@ class KompiConfig(Model):
     )
     gang_scheduling: GangSettings = Field(default_factory=GangSettings, description="gang scheduling settings")
     app_code: list[AppCode] = Field(default_factory=list, description="git repositories synced into every pod")
-    git_sync_image: str = Field(
+    git_sync_image: ImageReference = Field(
         default="registry.k8s.io/git-sync/git-sync:v4.4.2", min_length=1, description="git-sync image"
     )
     shared_claims: list[SharedClaim] = Field(

@@ -85,6 +85,64 @@ CASES: dict[str, tuple[dict[str, object], str]] = {
         "kompi:masterPod.compute = true: expected false when kompi:oneShot is enabled",
     ),
     "zero-uid-without-root-opt-in": ({"runAsUser": 0}, "kompi:runAsUser = 0: expected a number >= 1"),
+    # Image references the kubelet would refuse (InvalidImageName) once the pods exist.
+    "image-with-tag": (
+        {"image": "registry.example.com/kompi:1.0"},
+        'kompi:image = "registry.example.com/kompi:1.0": expected a repository without a tag '
+        "(put '1.0' in kompi:imageTag)",
+    ),
+    "image-with-space": ({"image": "my kompi"}, 'kompi:image = "my kompi": expected an image repository such as'),
+    "image-upper-case": (
+        {"image": "registry.example.com/ML/Kompi"},
+        'kompi:image = "registry.example.com/ML/Kompi": expected an image repository in lower case',
+    ),
+    "image-upper-case-org": ({"image": "MyOrg/kompi"}, "expected an image repository in lower case"),
+    "image-with-digest": ({"image": "kompi@sha256:" + "a" * 64}, "expected a repository without a digest"),
+    "image-tag-empty": ({"imageTag": ""}, 'kompi:imageTag = "": expected an image tag'),
+    "image-tag-with-space": ({"imageTag": "4.1 bookworm"}, 'kompi:imageTag = "4.1 bookworm": expected an image tag'),
+    "image-tag-bad-digest": (
+        {"imageTag": "4.1.4@sha256:abc"},
+        'kompi:imageTag = "4.1.4@sha256:abc": expected a digest such as sha256:<64 lower-case hex digits>',
+    ),
+    "git-sync-image-bad-tag": (
+        {"gitSyncImage": "registry.k8s.io/git-sync/git-sync:"},
+        'kompi:gitSyncImage = "registry.k8s.io/git-sync/git-sync:": expected an image reference such as '
+        "registry.example.com/ml/kompi:TAG (bad tag '')",
+    ),
+    "git-sync-image-upper-case": ({"gitSyncImage": "Git-Sync:v4"}, "expected an image reference in lower case"),
+    "preparation-image-bad-digest": (
+        {
+            "dataVolumes": [{"name": "d", "size": "1Gi", "mountPath": "/d"}],
+            "dataPreparation": {"image": "busybox@sha256:zz", "command": ["true"]},
+        },
+        'kompi:dataPreparation.image = "busybox@sha256:zz": expected a digest',
+    ),
+    # Quantities and CIDRs the API server would refuse half-way through `pulumi up`.
+    "cpu-as-word": (
+        {"workerPod": {"resources": {"requests": {"cpu": "two"}}}},
+        'kompi:workerPod.resources = {"requests": {"cpu": "two"}}: expected requests.cpu to be a Kubernetes '
+        'quantity such as 500m, 2 or 4Gi, not "two"',
+    ),
+    "negative-memory": (
+        {"masterPod": {"resources": {"limits": {"memory": "-1Gi"}}}},
+        'expected limits.memory to be a Kubernetes quantity such as 500m, 2 or 4Gi, not "-1Gi"',
+    ),
+    "preparation-bad-quantity": (
+        {
+            "dataVolumes": [{"name": "d", "size": "1Gi", "mountPath": "/d"}],
+            "dataPreparation": {"command": ["true"], "resources": {"limits": {"memory": "2 GB"}}},
+        },
+        "kompi:dataPreparation.resources = ",
+    ),
+    "cidr-prefix-too-long": (
+        {"networkPolicy": {"sshAllowFrom": ["10.0.0.0/33"]}},
+        'kompi:networkPolicy.sshAllowFrom[0] = "10.0.0.0/33": expected a CIDR block such as 10.0.0.0/8',
+    ),
+    "cidr-bad-address": (
+        {"networkPolicy": {"sshAllowFrom": ["999.1.1.1/8"]}},
+        'kompi:networkPolicy.sshAllowFrom[0] = "999.1.1.1/8": expected a CIDR block',
+    ),
+    "cidr-without-prefix": ({"networkPolicy": {"sshAllowFrom": ["10.0.0.1"]}}, "(with its /prefix length)"),
 }
 
 
