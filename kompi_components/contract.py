@@ -42,6 +42,8 @@ SSH_SECRET_MODE = 0o400
 # Writable, per-pod directory (an emptyDir) where the master keeps the hostfile it maintains.
 GENERATED_DIR = "/kompi/generated"
 HOSTFILE = f"{GENERATED_DIR}/hostfile"
+# The memory-backed /dev/shm (kompi:shmSize) that NCCL needs.
+SHM_DIR = "/dev/shm"
 
 # Entrypoints installed in the images (on PATH).
 WORKER_ENTRYPOINT = "kompi-worker"

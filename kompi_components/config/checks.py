@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from kompi_components import naming
+from kompi_components.config import mounts
 from kompi_components.config.errors import ConfigError
 from kompi_components.config.schema import SHARED_ACCESS_MODES, KompiConfig, PodSettings
 
@@ -82,52 +83,51 @@ def _check_raw_claims(config: KompiConfig) -> None:
             raise ConfigError(key, name, f"{hint} (it would be mounted by {config.workers} workers)")
 
 
+def _gpu_entries(key: str, resources: dict[str, object]) -> list[tuple[str, object]]:
+    found = []
+    for section in ("limits", "requests"):
+        amounts = resources.get(section)
+        if isinstance(amounts, dict) and GPU_RESOURCE in amounts:
+            found.append((f"{key}.resources.{section}.{GPU_RESOURCE}", amounts[GPU_RESOURCE]))
+    return found
+
+
 def _check_gpus(config: KompiConfig) -> None:
-    limits = config.worker_pod.resources.get("limits", {})
-    if not (isinstance(limits, dict) and GPU_RESOURCE in limits and config.gpus_per_worker):
+    """kompi:gpusPerWorker is the one source of GPUs: it sets the limit and the hostfile's slots."""
+    gpus = config.gpus_per_worker
+    for key, value in _gpu_entries("workerPod", config.worker_pod.resources):
+        if str(value) != str(gpus) or not gpus:
+            raise ConfigError(
+                key,
+                value,
+                f"no GPU entry here, or the same as kompi:gpusPerWorker ({gpus}): set the GPUs with "
+                "kompi:gpusPerWorker, which sets this limit and each worker's slots in the hostfile",
+            )
+    if not (config.master_pod.compute and gpus):
         return
-    if str(limits[GPU_RESOURCE]) != str(config.gpus_per_worker):
+    # A compute master runs rank 0 with a worker's slots, so it gets a worker's GPUs (manifests/pod.py).
+    for key, value in _gpu_entries("masterPod", config.master_pod.resources):
+        if str(value) != str(gpus):
+            raise ConfigError(
+                key,
+                value,
+                f"no GPU entry here, or {gpus}: with kompi:masterPod.compute the master gets "
+                f"kompi:gpusPerWorker ({gpus}) GPUs, one per rank like a worker",
+            )
+
+
+# Namespaces the cluster owns: with createNamespace, kompi would relabel them and delete them on destroy.
+SYSTEM_NAMESPACES = frozenset({"default", "kube-system", "kube-public", "kube-node-lease"})
+
+
+def _check_namespace(config: KompiConfig) -> None:
+    if config.create_namespace and config.namespace in SYSTEM_NAMESPACES:
         raise ConfigError(
-            f"workerPod.resources.limits.{GPU_RESOURCE}",
-            limits[GPU_RESOURCE],
-            f"no GPU limit here, or the same as kompi:gpusPerWorker ({config.gpus_per_worker})",
+            "namespace",
+            config.namespace,
+            "a namespace kompi may own while kompi:createNamespace is true (kompi would take it over and delete "
+            f"it on destroy); to use {config.namespace!r}, set kompi:createNamespace: false",
         )
-
-
-def _check_user_volumes(key: str, settings: PodSettings) -> set[str]:
-    names: set[str] = set()
-    for index, volume in enumerate(settings.volumes):
-        name = volume.get("name")
-        if not isinstance(name, str) or not name:
-            raise ConfigError(f"{key}.volumes[{index}].name", name, "a volume name")
-        if name.startswith(naming.RESERVED_VOLUME_PREFIX):
-            raise ConfigError(f"{key}.volumes[{index}].name", name, "a name not starting with 'kompi-' (reserved)")
-        if name in names:
-            raise ConfigError(f"{key}.volumes[{index}].name", name, "a volume name used once")
-        names.add(name)
-    return names
-
-
-def _check_mounts(key: str, settings: PodSettings, volumes: set[str]) -> None:
-    for index, mount in enumerate(settings.volume_mounts):
-        name = mount.get("name")
-        if name not in volumes:
-            raise ConfigError(f"{key}.volumeMounts[{index}].name", name, f"the name of a volume in kompi:{key}.volumes")
-
-
-def _check_unique_mount_paths(config: KompiConfig) -> None:
-    seen: dict[str, str] = {}
-    paths: list[tuple[str, str]] = [
-        (f"appCode[{i}].mountPath", app.mount_path) for i, app in enumerate(config.app_code)
-    ]
-    paths += [(f"sharedClaims[{i}].mountPath", claim.mount_path) for i, claim in enumerate(config.shared_claims)]
-    if config.worker_volume:
-        paths.append(("workerVolume.mountPath", config.worker_volume.mount_path))
-    paths += [(f"dataVolumes[{i}].mountPath", volume.mount_path) for i, volume in enumerate(config.data_volumes)]
-    for key, path in paths:
-        if path in seen:
-            raise ConfigError(key, path, f"a mount path not used already (kompi:{seen[path]} uses it)")
-        seen[path] = key
 
 
 def _check_app_names(config: KompiConfig) -> None:
@@ -154,13 +154,13 @@ def _check_master_compute(config: KompiConfig) -> None:
 
 def check_cross_field_rules(config: KompiConfig) -> None:
     """Raise ConfigError for the first rule that the config breaks."""
+    _check_namespace(config)
     _check_shared_claims(config)
     _check_data_volumes(config)
     _check_data_preparation(config)
     _check_raw_claims(config)
     _check_gpus(config)
     _check_master_compute(config)
-    for key, settings in (("masterPod", config.master_pod), ("workerPod", config.worker_pod)):
-        _check_mounts(key, settings, _check_user_volumes(key, settings))
-    _check_unique_mount_paths(config)
+    mounts.check_volumes(config)
+    mounts.check_mount_paths(config)
     _check_app_names(config)

@@ -14,7 +14,7 @@ from typing import Annotated, Any, Literal, TypeVar
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 from pydantic.alias_generators import to_camel
 
-from kompi_components import contract
+from kompi_components import contract, naming
 from kompi_components.config import formats, image_ref
 
 DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
@@ -24,15 +24,19 @@ DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]
 # controller-revision-hash label (name + 11 characters <= 63).
 CLUSTER_NAME_MAX = 40
 DATA_VOLUME_NAME_MAX = 40
+# An appCode name becomes the volume name kompi-code-<name>, a DNS label of at most 63 characters.
+APP_NAME_MAX = 63 - len(naming.code_volume(""))
 
 
 T = TypeVar("T")
 
 
-def _dns_label(max_length: int = 63) -> AfterValidator:
+def _dns_label(max_length: int = 63, why: str = "") -> AfterValidator:
     def check(value: str) -> str:
         if len(value) > max_length or not DNS_LABEL.match(value):
-            raise ValueError(f"a DNS-1123 label (lower-case letters, digits, '-'; at most {max_length} characters)")
+            raise ValueError(
+                f"a DNS-1123 label (lower-case letters, digits, '-'; at most {max_length} characters{why})"
+            )
         return value
 
     return AfterValidator(check)
@@ -149,7 +153,9 @@ class GangSettings(Model):
 class AppCode(Model):
     """One git repository synced into every pod by git-sync before the MPI container starts."""
 
-    name: DnsLabel = Field(description="name of the code volume")
+    name: Annotated[str, _dns_label(APP_NAME_MAX, ": kompi names its volume kompi-code-<name>")] = Field(
+        description="name of the code volume"
+    )
     repo: str = Field(min_length=1, description="git URL (https://... or git@host:org/repo.git)")
     ref: str = Field(default="HEAD", min_length=1, description="branch, tag or commit")
     mount_path: AbsolutePath = Field(description="where the code appears (read-only) in the MPI container")

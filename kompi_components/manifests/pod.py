@@ -6,6 +6,7 @@ import copy
 from typing import Any, Literal
 
 from kompi_components import contract, naming
+from kompi_components.config.checks import GPU_RESOURCE
 from kompi_components.config.schema import KompiConfig, PodSettings
 from kompi_components.manifests import data, git_sync
 from kompi_components.manifests.security import container_security_context, pod_security_context
@@ -22,7 +23,11 @@ def copied_resources(resources: dict[str, Any]) -> dict[str, Any]:
 
 
 def master_resources(config: KompiConfig) -> dict[str, Any]:
-    return copied_resources(config.master_pod.resources)
+    resources = copied_resources(config.master_pod.resources)
+    if config.master_pod.compute and config.gpus_per_worker:
+        # A compute master runs ranks like a worker (one per GPU): it gets a worker's GPUs.
+        resources.setdefault("limits", {})[GPU_RESOURCE] = config.gpus_per_worker
+    return resources
 
 
 def image(config: KompiConfig) -> str:
@@ -68,7 +73,7 @@ def _kompi_mounts(config: KompiConfig, role: Role) -> list[dict[str, Any]]:
     if role == "master":
         mounts.append({"name": naming.VOLUME_GENERATED, "mountPath": contract.GENERATED_DIR})
     if config.shm_size:
-        mounts.append({"name": naming.VOLUME_SHM, "mountPath": "/dev/shm"})
+        mounts.append({"name": naming.VOLUME_SHM, "mountPath": contract.SHM_DIR})
     mounts += [git_sync.code_mount(app) for app in config.app_code]
     for index, claim in enumerate(config.shared_claims):
         mounts.append(

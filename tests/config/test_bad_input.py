@@ -63,7 +63,8 @@ CASES: dict[str, tuple[dict[str, object], str]] = {
     ),
     "gpu-limit-conflict": (
         {"gpusPerWorker": 2, "workerPod": {"resources": {"limits": {"nvidia.com/gpu": 1}}}},
-        "kompi:workerPod.resources.limits.nvidia.com/gpu = 1: expected no GPU limit here, or the same as",
+        "kompi:workerPod.resources.limits.nvidia.com/gpu = 1: expected no GPU entry here, or the same as "
+        "kompi:gpusPerWorker (2): set the GPUs with kompi:gpusPerWorker",
     ),
     "gang-mode": ({"gangScheduling": {"enabled": True, "mode": "kube-batch"}}, "expected one of 'pdb', 'volcano'"),
     "bad-cidr": ({"networkPolicy": {"sshAllowFrom": ["everyone"]}}, "expected a CIDR block"),
@@ -141,6 +142,108 @@ CASES: dict[str, tuple[dict[str, object], str]] = {
     "cidr-bad-address": (
         {"networkPolicy": {"sshAllowFrom": ["999.1.1.1/8"]}},
         'kompi:networkPolicy.sshAllowFrom[0] = "999.1.1.1/8": expected a CIDR block',
+    ),
+    # GPUs have one source of truth, kompi:gpusPerWorker (the limit and the hostfile's slots).
+    "gpus-only-in-worker-limits": (
+        {"workerPod": {"resources": {"limits": {"nvidia.com/gpu": 4}}}},
+        "kompi:workerPod.resources.limits.nvidia.com/gpu = 4: expected no GPU entry here, or the same as "
+        "kompi:gpusPerWorker (0): set the GPUs with kompi:gpusPerWorker",
+    ),
+    "gpus-in-worker-requests": (
+        {"gpusPerWorker": 8, "workerPod": {"resources": {"requests": {"nvidia.com/gpu": "4"}}}},
+        'kompi:workerPod.resources.requests.nvidia.com/gpu = "4": expected no GPU entry here',
+    ),
+    "compute-master-with-other-gpus": (
+        {"gpusPerWorker": 8, "masterPod": {"compute": True, "resources": {"limits": {"nvidia.com/gpu": 1}}}},
+        "kompi:masterPod.resources.limits.nvidia.com/gpu = 1: expected no GPU entry here, or 8: with "
+        "kompi:masterPod.compute the master gets kompi:gpusPerWorker (8) GPUs",
+    ),
+    # Namespaces the cluster owns: kompi would take them over and delete them on destroy.
+    **{
+        f"system-namespace-{namespace}": (
+            {"namespace": namespace},
+            f'kompi:namespace = "{namespace}": expected a namespace kompi may own while kompi:createNamespace is '
+            f"true (kompi would take it over and delete it on destroy); to use '{namespace}', set "
+            "kompi:createNamespace: false",
+        )
+        for namespace in ("default", "kube-system", "kube-public", "kube-node-lease")
+    },
+    # Mount paths that collide with kompi's own mounts or with each other.
+    "mount-on-dev-shm": (
+        {
+            "workerPod": {
+                "volumes": [{"name": "s", "emptyDir": {}}],
+                "volumeMounts": [{"name": "s", "mountPath": "/dev/shm"}],
+            }
+        },
+        'kompi:workerPod.volumeMounts[0].mountPath = "/dev/shm": expected a mount path outside /dev/shm: kompi '
+        "mounts the memory-backed /dev/shm of kompi:shmSize (null to mount your own) there",
+    ),
+    "mount-on-ssh-keys": (
+        {"appCode": [{"name": "app", "repo": "https://x/y.git", "mountPath": "/etc/kompi/ssh"}]},
+        'kompi:appCode[0].mountPath = "/etc/kompi/ssh": expected a mount path outside /etc/kompi/ssh: kompi mounts '
+        "the cluster's SSH keys there",
+    ),
+    "mount-inside-hostfile-dir": (
+        {"sharedClaims": [{"claimName": "d", "accessMode": "ReadWriteMany", "mountPath": "/kompi/generated/x/"}]},
+        'kompi:sharedClaims[0].mountPath = "/kompi/generated/x/": expected a mount path outside /kompi/generated: '
+        "kompi mounts the hostfile there",
+    ),
+    "user-mounts-collide": (
+        {
+            "masterPod": {
+                "volumes": [{"name": "a", "emptyDir": {}}, {"name": "b", "emptyDir": {}}],
+                "volumeMounts": [{"name": "a", "mountPath": "/scratch"}, {"name": "b", "mountPath": "/scratch/"}],
+            }
+        },
+        'kompi:masterPod.volumeMounts[1].mountPath = "/scratch/": expected a mount path not used already '
+        "(kompi:masterPod.volumeMounts[0].mountPath uses it)",
+    ),
+    "user-mount-on-data-volume": (
+        {
+            "dataVolumes": [{"name": "d", "size": "1Gi", "mountPath": "/data"}],
+            "workerPod": {
+                "volumes": [{"name": "a", "emptyDir": {}}],
+                "volumeMounts": [{"name": "a", "mountPath": "/data"}],
+            },
+        },
+        "expected a mount path not used already (kompi:dataVolumes[0].mountPath uses it)",
+    ),
+    "worker-volume-on-claim": (
+        {
+            "workerVolume": {"size": "1Gi", "mountPath": "/data"},
+            "sharedClaims": [{"claimName": "d", "accessMode": "ReadWriteMany", "mountPath": "/data"}],
+        },
+        'kompi:workerVolume.mountPath = "/data": expected a mount path not used already',
+    ),
+    "relative-user-mount": (
+        {"workerPod": {"volumes": [{"name": "a", "emptyDir": {}}], "volumeMounts": [{"name": "a", "mountPath": "x"}]}},
+        'kompi:workerPod.volumeMounts[0].mountPath = "x": expected an absolute path',
+    ),
+    # Names that would exceed 63 characters, or collide, once kompi derives its own from them.
+    "app-name-too-long-for-its-volume": (
+        {"appCode": [{"name": "a" * 60, "repo": "https://x/y.git", "mountPath": "/repo"}]},
+        "at most 52 characters: kompi names its volume kompi-code-<name>",
+    ),
+    "duplicate-user-volume": (
+        {"workerPod": {"volumes": [{"name": "a", "emptyDir": {}}, {"name": "a", "emptyDir": {}}]}},
+        'kompi:workerPod.volumes[1].name = "a": expected a volume name used once',
+    ),
+    "user-volume-named-like-worker-volume": (
+        {
+            "workerVolume": {"size": "1Gi", "mountPath": "/s"},
+            "workerPod": {"volumes": [{"name": "scratch", "emptyDir": {}}]},
+        },
+        'kompi:workerPod.volumes[0].name = "scratch": expected a volume name used once '
+        "(kompi:workerVolume.name uses it)",
+    ),
+    "user-volume-name-not-a-label": (
+        {"masterPod": {"volumes": [{"name": "My_Data", "emptyDir": {}}]}},
+        'kompi:masterPod.volumes[0].name = "My_Data": expected a volume name that is a DNS-1123 label',
+    ),
+    "worker-volume-reserved-name": (
+        {"workerVolume": {"name": "kompi-ssh", "size": "1Gi", "mountPath": "/s"}},
+        "kompi:workerVolume.name = \"kompi-ssh\": expected a name not starting with 'kompi-' (reserved)",
     ),
     "cidr-without-prefix": ({"networkPolicy": {"sshAllowFrom": ["10.0.0.1"]}}, "(with its /prefix length)"),
 }
