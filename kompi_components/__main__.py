@@ -8,6 +8,7 @@ from pathlib import Path
 
 from kompi_components import contract
 from kompi_components.config import ConfigError
+from kompi_components.engine.cli import add_commands as add_engine_commands
 from kompi_components.migrate import cli as import_values
 from kompi_components.stack_files import StackFileError
 
@@ -47,6 +48,7 @@ def _parser() -> argparse.ArgumentParser:
     values.set_defaults(run=import_values.run)
     table = commands.add_parser("config-table", help="print the README's config reference table (Markdown)")
     table.set_defaults(run=_config_table)
+    add_engine_commands(commands)
     return parser
 
 

@@ -1,0 +1,171 @@
+"""Subcommands `engine`, `local`, and `up|preview|destroy|refresh` of bin/kompi."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+from kompi_components.engine import paths
+
+EXIT_FAILED = 1
+EXIT_BAD_INPUT = 2
+
+
+def _say(line: str) -> None:
+    print(f"[kompi] {line}", file=sys.stderr, flush=True)
+
+
+# ---------------------------------------------------------------- engine
+def _engine_build(args: argparse.Namespace) -> int:
+    from kompi_components.engine.build import build_engine
+    from kompi_components.engine.gobuild import BuildError
+
+    try:
+        build_engine(args.components or None)
+    except BuildError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return EXIT_FAILED
+    return 0
+
+
+# ---------------------------------------------------------------- local
+def _cluster(args: argparse.Namespace) -> Any:
+    from kompi_components.engine.local_cluster import FakeNodes, LocalCluster
+
+    return LocalCluster(
+        state=Path(args.dir) if args.dir else paths.default_cluster_dir(),
+        nodes=FakeNodes(count=getattr(args, "nodes", 4), gpus=getattr(args, "gpus_per_node", 8)),
+    )
+
+
+def _local(args: argparse.Namespace) -> int:
+    from kompi_components.engine.local_cluster import LocalClusterError
+
+    cluster = _cluster(args)
+    try:
+        if args.action == "up":
+            print(cluster.up(_say))
+        elif args.action == "down":
+            stopped = cluster.down()
+            _say(f"stopped {', '.join(stopped)}" if stopped else f"nothing runs from {cluster.state}")
+        else:
+            status = cluster.status()
+            if not status:
+                print(f"no local cluster in {cluster.state}")
+                return EXIT_FAILED
+            for name, alive in status.items():
+                print(f"{name}: {'running' if alive else 'NOT running'}")
+            print(f"KUBECONFIG={cluster.kubeconfig}")
+            return 0 if all(status.values()) else EXIT_FAILED
+    except LocalClusterError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return EXIT_FAILED
+    return 0
+
+
+# ---------------------------------------------------------------- up / preview / destroy / refresh
+def _use_engine_binaries() -> None:
+    """Put the engine's pulumi CLI and providers first on PATH (Pulumi finds plugins on PATH)."""
+    engine_bin = paths.bin_dir()
+    if engine_bin.is_dir():
+        os.environ["PATH"] = f"{engine_bin}{os.pathsep}{os.environ.get('PATH', '')}"
+
+
+def _ensure_local_cluster() -> None:
+    from kompi_components.engine.build import build_engine, is_built
+    from kompi_components.engine.local_cluster import LocalCluster
+
+    if not is_built():
+        _say("building the engine (once; cold: about half an hour on 2 cores)")
+        build_engine()
+    cluster = LocalCluster()
+    if not cluster.processes.running():
+        _say(f"starting a local cluster in {cluster.state}")
+        cluster.up(_say)
+    os.environ["KUBECONFIG"] = str(cluster.kubeconfig)
+    _say(f"KUBECONFIG={cluster.kubeconfig}")
+
+
+def _confirmed(args: argparse.Namespace) -> bool:
+    if args.yes or args.operation in ("preview", "refresh"):
+        return True
+    if not sys.stdin.isatty():
+        print(f"error: `kompi {args.operation}` changes the cluster: pass --yes (no terminal to ask)", file=sys.stderr)
+        return False
+    answer = input(f"{args.operation} stack {args.stack}? Type 'yes' to go on: ")
+    return answer.strip() == "yes"
+
+
+def _operation(args: argparse.Namespace) -> int:
+    from pulumi.automation.errors import CommandError
+
+    from kompi_components.config import ConfigError
+    from kompi_components.engine.automation import Workspace, run_operation, validate
+    from kompi_components.engine.local_cluster import LocalClusterError
+    from kompi_components.stack_files import StackFileError
+
+    workspace = Workspace(Path(args.dir).resolve(), args.stack)
+    try:
+        validate(workspace)  # before building, starting or asking anything
+    except (ConfigError, StackFileError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    if not _confirmed(args):
+        return EXIT_BAD_INPUT
+    try:
+        if args.local:
+            _ensure_local_cluster()
+        _use_engine_binaries()
+        if shutil.which("pulumi") is None:
+            print("error: no pulumi CLI: run bin/kompi engine build (or install the Pulumi CLI)", file=sys.stderr)
+            return EXIT_FAILED
+        result = run_operation(workspace, args.operation, on_output=lambda line: print(line, end=""))
+    except CommandError as error:
+        print(f"error: pulumi {args.operation} failed (details above): {_last_error_line(error)}", file=sys.stderr)
+        return EXIT_FAILED
+    except LocalClusterError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return EXIT_FAILED
+    if args.operation == "up":
+        print(json.dumps(result, indent=2, default=str))
+    return 0
+
+
+def _last_error_line(error: Exception) -> str:
+    lines = [line.strip() for line in str(error).splitlines() if "error:" in line]
+    return lines[-1] if lines else str(error).strip().splitlines()[-1]
+
+
+def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    engine = commands.add_parser("engine", help="build the local engine (Pulumi CLI, providers, Kubernetes)")
+    engine_actions = engine.add_subparsers(dest="action", required=True)
+    build = engine_actions.add_parser("build", help="build missing binaries from the Go module proxy")
+    build.add_argument("components", nargs="*", help="only these components (default: all)")
+    build.set_defaults(run=_engine_build)
+
+    local = commands.add_parser("local", help="a local Kubernetes cluster on 127.0.0.1 (kwok nodes)")
+    local.add_argument("action", choices=("up", "down", "status"))
+    local.add_argument("--dir", help=f"state directory (default: {paths.default_cluster_dir()})")
+    local.add_argument("--nodes", type=int, default=4, help="fake nodes (default: 4)")
+    local.add_argument("--gpus-per-node", type=int, default=8, help="nvidia.com/gpu per node (default: 8)")
+    local.set_defaults(run=_local)
+
+    for operation, text in (
+        ("up", "create or update the stack's cluster"),
+        ("preview", "show what `up` would change"),
+        ("destroy", "delete every object of the stack"),
+        ("refresh", "read the objects' live state into the stack's state"),
+    ):
+        parser = commands.add_parser(operation, help=f"{text} (Pulumi Automation API)")
+        parser.add_argument("--stack", required=True, help="stack name: reads Pulumi.<stack>.yaml")
+        parser.add_argument("--dir", default=".", help="project directory (default: .)")
+        parser.add_argument("--yes", action="store_true", help="do not ask for confirmation")
+        parser.add_argument(
+            "--local", action="store_true", help="build the engine and start the local cluster if needed, use it"
+        )
+        parser.set_defaults(run=_operation, operation=operation)

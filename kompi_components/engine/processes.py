@@ -1,0 +1,108 @@
+"""Processes a local cluster starts, recorded so that `down` stops exactly those and nothing else."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+_CHILDREN: dict[int, subprocess.Popen[bytes]] = {}
+
+
+@dataclass(frozen=True)
+class Started:
+    name: str
+    pid: int
+    exe: str
+
+
+def _running(pid: int) -> bool:
+    """True while ``pid`` exists and is not a zombie (a child nobody has reaped yet)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
+def _exe(pid: int) -> str | None:
+    try:
+        return os.readlink(f"/proc/{pid}/exe")
+    except OSError:
+        return None
+
+
+class ProcessTable:
+    """``<state>/processes.json``: name, pid and executable of each process in start order."""
+
+    def __init__(self, state: Path) -> None:
+        self.state = state
+        self.file = state / "processes.json"
+        self.logs = state / "logs"
+
+    def entries(self) -> list[Started]:
+        if not self.file.exists():
+            return []
+        return [Started(**entry) for entry in json.loads(self.file.read_text())]
+
+    def _save(self, entries: list[Started]) -> None:
+        self.file.write_text(json.dumps([entry.__dict__ for entry in entries], indent=1))
+
+    def alive(self, entry: Started) -> bool:
+        # a recycled pid runs another executable: never signal it
+        return _running(entry.pid) and _exe(entry.pid) == entry.exe
+
+    def running(self) -> list[Started]:
+        return [entry for entry in self.entries() if self.alive(entry)]
+
+    def start(self, name: str, command: Sequence[str], env: dict[str, str] | None = None) -> Started:
+        self.logs.mkdir(parents=True, exist_ok=True)
+        with open(self.logs / f"{name}.log", "ab") as log:
+            process = subprocess.Popen(
+                list(command),
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,  # its own session: a Ctrl-C in the user's shell does not reach it
+                env=env,
+            )
+        _CHILDREN[process.pid] = process
+        entry = Started(name, process.pid, os.path.realpath(command[0]))
+        self._save([*self.entries(), entry])
+        return entry
+
+    def log_tail(self, name: str, lines: int = 15) -> str:
+        path = self.logs / f"{name}.log"
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:]) if path.exists() else ""
+
+    def stop(self, names: Sequence[str], grace: float = 10.0) -> list[str]:
+        """SIGTERM the named processes together, SIGKILL what is left after ``grace`` s; returns their names."""
+        targets = [entry for entry in self.entries() if entry.name in names and self.alive(entry)]
+        for entry in targets:
+            os.kill(entry.pid, signal.SIGTERM)
+        deadline = time.monotonic() + grace
+        while any(_running(entry.pid) for entry in targets) and time.monotonic() < deadline:
+            _reap(targets)
+            time.sleep(0.05)
+        for entry in targets:
+            if _running(entry.pid):
+                os.kill(entry.pid, signal.SIGKILL)
+        while any(_running(entry.pid) for entry in targets):
+            _reap(targets)
+            time.sleep(0.05)
+        self._save([entry for entry in self.entries() if entry.name not in names])
+        return [entry.name for entry in targets]
+
+
+def _reap(entries: Sequence[Started]) -> None:
+    """Collect those of ``entries`` that this very process started (`up` and `down` in one test process);
+    the others are not our children and init reaps them."""
+    for entry in entries:
+        child = _CHILDREN.get(entry.pid)
+        if child is not None and child.poll() is not None:
+            del _CHILDREN[entry.pid]
