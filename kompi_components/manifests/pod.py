@@ -17,6 +17,9 @@ MPI_CONTAINER = "mpi"
 ENTRYPOINTS: dict[Role, str] = {"master": contract.MASTER_ENTRYPOINT, "worker": contract.WORKER_ENTRYPOINT}
 
 
+SSH_KEY_VERSION_ANNOTATION = "kompi.io/ssh-key-version"
+
+
 def copied_resources(resources: dict[str, Any]) -> dict[str, Any]:
     """A deep copy of user resources, so that the builders can add to it (GPU limits)."""
     return copy.deepcopy(resources)
@@ -128,7 +131,9 @@ def pod_template(
         spec["schedulerName"] = config.gang_scheduling.scheduler
     # Leave out empty optional fields so the rendered objects stay readable.
     spec = {key: value for key, value in spec.items() if value not in (None, [], {})}
-    annotations = dict(settings.annotations)
+    # A new SSH key version changes the template, so every pod restarts with the new keys: sshd reads
+    # its host key once, and a cluster that mixed old and new keys would fail jobs mid-rotation.
+    annotations = dict(settings.annotations) | {SSH_KEY_VERSION_ANNOTATION: str(config.ssh_key_version)}
     labels = names.labels(role)
     if config.gang_scheduling.enabled:
         if config.gang_scheduling.mode == "volcano":
