@@ -1,4 +1,4 @@
-"""Command line: ``python -m kompi_components render --stack dev`` and friends."""
+"""kompi's command line: ``bin/kompi render --stack dev`` and friends."""
 
 from __future__ import annotations
 
@@ -13,12 +13,13 @@ from kompi_components.migrate import cli as import_values
 from kompi_components.stack_files import StackFileError
 
 EXIT_BAD_INPUT = 2
+PROG = "bin/kompi"
 
 
 def _render(args: argparse.Namespace) -> int:
-    from kompi_components.render import render_stack, to_yaml
+    from kompi_components.render import preview_header, render_stack, to_yaml
 
-    sys.stdout.write(to_yaml(render_stack(Path(args.dir), args.stack)))
+    sys.stdout.write(preview_header(args.stack) + to_yaml(render_stack(Path(args.dir), args.stack)))
     return 0
 
 
@@ -35,9 +36,16 @@ def _config_table(_: argparse.Namespace) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m kompi_components", description=__doc__)
+    from kompi_components.render import PREVIEW_NOTE
+
+    # bin/kompi runs this in the project's venv: the one command that works from the user's shell.
+    parser = argparse.ArgumentParser(prog=PROG, description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
-    render = commands.add_parser("render", help="print every object a stack would create, as YAML")
+    render = commands.add_parser(
+        "render",
+        help="print every object a stack would create, as YAML (a preview, not for kubectl apply)",
+        description=f"Print every object `pulumi up --stack STACK` would create, as YAML; {PREVIEW_NOTE}.",
+    )
     render.add_argument("--stack", required=True, help="stack name: reads Pulumi.<stack>.yaml")
     render.add_argument("--dir", default=".", help="project directory (default: .)")
     render.set_defaults(run=_render)

@@ -7,13 +7,13 @@ from pulumi.runtime.config import CONFIG, get_config_env
 
 from kompi_components.components import KompiCluster
 from kompi_components.config import ConfigError, KompiConfig, load_config
-from kompi_components.config.errors import PREFIX
+from kompi_components.config.namespaces import kompi_config
 
 
 def stack_config() -> dict[str, object]:
     """Every ``kompi:*`` value Pulumi passed to the program (strings, objects as JSON)."""
-    values = get_config_env() | CONFIG.get()
-    return {key: value for key, value in values.items() if key.startswith(f"{PREFIX}:")}
+    # Every namespace arrives here; a mistyped kompi key (kompy:workers) is refused, not ignored.
+    return kompi_config(get_config_env() | CONFIG.get())
 
 
 def validated_config() -> KompiConfig:

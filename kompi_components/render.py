@@ -22,5 +22,17 @@ def render_stack(project_dir: Path, stack: str) -> list[Manifest]:
     return render_objects(read_stack_config(project_dir, stack))
 
 
+# The SSH Secret holds placeholders (real keys exist only in Pulumi's state): applied with kubectl, the
+# pods would start and never trust each other. Said first in the output and in `render --help`.
+PREVIEW_NOTE = (
+    "a preview of the objects `pulumi up` creates, not for `kubectl apply`: "
+    "the SSH Secret holds placeholders, the real keys exist only in Pulumi's state"
+)
+
+
+def preview_header(stack: str) -> str:
+    return f"# kompi render --stack {stack}: {PREVIEW_NOTE}.\n"
+
+
 def to_yaml(objects: list[Manifest]) -> str:
     return yaml.safe_dump_all(objects, sort_keys=False, default_flow_style=False)

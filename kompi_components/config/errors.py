@@ -19,8 +19,9 @@ def show_value(value: object) -> str:
 class ConfigError(ValueError):
     """Invalid stack configuration, raised before any resource is registered."""
 
-    def __init__(self, key: str, value: object, expected: str) -> None:
-        self.key = key if key.startswith(f"{PREFIX}:") else f"{PREFIX}:{key}"
+    def __init__(self, key: str, value: object, expected: str, *, in_kompi: bool = True) -> None:
+        # in_kompi=False: a key outside the kompi namespace, shown as written.
+        self.key = key if key.startswith(f"{PREFIX}:") or not in_kompi else f"{PREFIX}:{key}"
         self.value = value
         self.expected = expected
         super().__init__(f"invalid config {self.key} = {show_value(value)}: expected {expected}")

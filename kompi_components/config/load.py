@@ -50,6 +50,17 @@ def _accepts_str(annotation: object) -> bool:
     return False
 
 
+def accepts_null(key: str) -> bool:
+    """Whether the top-level key (with or without ``kompi:``) takes null; unknown keys say yes (checked later)."""
+    field = key_names().get(key.removeprefix(f"{PREFIX}:"))
+    if field is None:
+        return True
+    annotation = KompiConfig.model_fields[field].annotation
+    return typing.get_origin(annotation) in (typing.Union, types.UnionType) and type(None) in typing.get_args(
+        annotation
+    )
+
+
 def _decode(field_name: str, value: object) -> object:
     """Decode a Pulumi config string into the JSON value it stands for, where the field wants one."""
     if not isinstance(value, str):

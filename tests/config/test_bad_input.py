@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from kompi_components.config import load_config
-from tests.config.refusal import assert_refused_with_one_line
+from kompi_components.config.namespaces import kompi_config
+from tests.config.refusal import assert_program_refuses_before_registering, assert_refused_with_one_line, bare
 from tests.stacks import REPO
 
 CASES: dict[str, tuple[dict[str, object], str]] = {
@@ -245,6 +248,18 @@ CASES: dict[str, tuple[dict[str, object], str]] = {
         {"workerVolume": {"name": "kompi-ssh", "size": "1Gi", "mountPath": "/s"}},
         "kompi:workerVolume.name = \"kompi-ssh\": expected a name not starting with 'kompi-' (reserved)",
     ),
+    # Keys outside the kompi: namespace that look like kompi keys would otherwise be ignored silently.
+    "namespace-typo": (
+        {"kompy:workers": 3},
+        'invalid config kompy:workers = "3": expected kompi:workers (kompi reads only the kompi: namespace)',
+    ),
+    "namespace-capitalised": ({"Kompi:gpusPerWorker": 8}, "expected kompi:gpusPerWorker"),
+    "bare-key": (
+        {bare("workers"): 3},
+        'invalid config workers = "3": expected kompi:workers (stack config keys are namespace:name)',
+    ),
+    "bare-key-typo": ({bare("gpuPerWorker"): 3}, "expected kompi:gpusPerWorker (stack config keys"),
+    "bare-unknown-key": ({bare("color"): "red"}, "expected a key with its namespace, such as kompi:workers"),
     "cidr-without-prefix": ({"networkPolicy": {"sshAllowFrom": ["10.0.0.1"]}}, "(with its /prefix length)"),
 }
 
@@ -254,46 +269,92 @@ def test_bad_value_is_one_line_naming_key_value_and_expectation(values: dict[str
     assert_refused_with_one_line(values, message)
 
 
+@pytest.mark.parametrize(("values", "message"), CASES.values(), ids=CASES.keys())
+def test_program_refuses_bad_value_before_registering_anything(values: dict[str, object], message: str) -> None:
+    assert_program_refuses_before_registering(values, message)
+
+
+def test_provider_keys_pass() -> None:
+    config = {"kubernetes:context": "kind", "pulumi:tags": "{}", "kubernetes:namespace": "ml", "kompi:workers": "3"}
+    assert load_config(kompi_config(config)).workers == 3
+
+
 def test_values_straight_from_yaml_and_from_pulumi_strings_agree() -> None:
     as_yaml = load_config({"kompi:workers": 3, "kompi:networkPolicy": {"enabled": False}})
     as_pulumi = load_config({"kompi:workers": "3", "kompi:networkPolicy": json.dumps({"enabled": False})})
     assert as_yaml == as_pulumi
 
 
-def _render(tmp_path_factory: pytest.TempPathFactory, stack_yaml: str) -> subprocess.CompletedProcess[str]:
+def _render(tmp_path_factory: pytest.TempPathFactory, stack_yaml: str) -> tuple[subprocess.CompletedProcess[str], Path]:
     project = tmp_path_factory.mktemp("project")
     (project / "Pulumi.yaml").write_text((REPO / "Pulumi.yaml").read_text())
     (project / "Pulumi.bad.yaml").write_text(stack_yaml)
-    return subprocess.run(
+    result = subprocess.run(
         [sys.executable, "-m", "kompi_components", "render", "--stack", "bad", "--dir", str(project)],
         capture_output=True,
         text=True,
         cwd=REPO,
         check=False,
     )
+    return result, project / "Pulumi.bad.yaml"
 
 
-@pytest.mark.parametrize(
-    ("stack_yaml", "line"),
-    [
-        ("config:\n  kompi:worker: 3\n", 'error: invalid config kompi:worker = "3": expected a known key'),
-        ("config:\n  kompi:workers: -4\n", "error: invalid config kompi:workers = -4: expected a number >= 0"),
-        ("config: [\n", "error: "),
-    ],
-    ids=["typo", "negative", "broken-yaml"],
-)
+STACK_FILE_CASES: dict[str, tuple[str, str]] = {
+    "typo": ("config:\n  kompi:worker: 3\n", 'error: invalid config kompi:worker = "3": expected a known key'),
+    "negative": ("config:\n  kompi:workers: -4\n", "error: invalid config kompi:workers = -4: expected a number >= 0"),
+    "broken-yaml": (
+        "config: [\n",
+        "error: {file}:2:1: not valid YAML: expected the node content, but found '<stream end>'",
+    ),
+    "bad-indent": (
+        "config:\n  kompi:workers: 2\n kompi:gpusPerWorker: 1\n",
+        "error: {file}:3:2: not valid YAML: expected <block end>, but found '<block mapping start>'",
+    ),
+    "empty-file": ("", "error: {file}:1:1: empty file: expected a mapping with a config: mapping of kompi:* keys"),
+    "only-comments": ("# nothing yet\n", "error: {file}:1:1: empty file"),
+    "top-level-list": ("- kompi:workers: 2\n", "error: {file}:1:1: expected a mapping with a config: mapping"),
+    "config-is-a-list": (
+        "config:\n  - kompi:workers: 2\n",
+        "error: {file}:2:3: config: expected a mapping of kompi:* keys, not a list",
+    ),
+    "config-is-text": (
+        "config: workers=2\n",
+        "error: {file}:1:9: config: expected a mapping of kompi:* keys, not a scalar",
+    ),
+    "number-key": ("config:\n  1: 2\n", "error: {file}:2:3: expected a key (text), not 1"),
+    "key-twice": ("config:\n  kompi:workers: 2\n  kompi:workers: 3\n", "error: {file}:3:3: kompi:workers is set twice"),
+    "empty-image-tag": (
+        "config:\n  kompi:imageTag:\n",
+        "error: invalid config kompi:imageTag = null: expected a value",
+    ),
+    "namespace-typo": (
+        "config:\n  kompy:workers: 3\n",
+        "error: invalid config kompy:workers = 3: expected kompi:workers",
+    ),
+    "bare-key": ("config:\n  workers: 3\n", "error: invalid config workers = 3: expected kompi:workers"),
+}
+
+
+@pytest.mark.parametrize(("stack_yaml", "line"), STACK_FILE_CASES.values(), ids=STACK_FILE_CASES.keys())
 def test_render_exits_2_with_one_line_and_no_traceback(
     tmp_path_factory: pytest.TempPathFactory, stack_yaml: str, line: str
 ) -> None:
-    result = _render(tmp_path_factory, stack_yaml)
+    result, stack_file = _render(tmp_path_factory, stack_yaml)
     assert result.returncode == 2
     assert result.stdout == ""
     assert result.stderr.count("\n") == 1
-    assert result.stderr.startswith(line)
+    assert result.stderr.startswith(line.format(file=stack_file))
     assert "Traceback" not in result.stderr
 
 
-def test_missing_stack_file_exits_2() -> None:
+def test_provider_keys_in_a_stack_file_pass(tmp_path_factory: pytest.TempPathFactory) -> None:
+    result, _ = _render(
+        tmp_path_factory, "config:\n  kubernetes:context: kind\n  pulumi:disable-default-providers: []\n"
+    )
+    assert result.returncode == 0, result.stderr
+
+
+def test_missing_stack_file_lists_the_stacks_that_exist() -> None:
     result = subprocess.run(
         [sys.executable, "-m", "kompi_components", "render", "--stack", "nope"],
         capture_output=True,
@@ -302,4 +363,19 @@ def test_missing_stack_file_exits_2() -> None:
         check=False,
     )
     assert result.returncode == 2
-    assert result.stderr == "error: no stack file Pulumi.nope.yaml in .\n"
+    assert result.stderr == f"error: no stack file Pulumi.nope.yaml in {REPO} (the stacks there: data, dev, gpu)\n"
+
+
+def test_missing_project_dir_says_where_it_looked(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "kompi_components", "render", "--stack", "dev", "--dir", "nowhere"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        check=False,
+    )
+    assert result.returncode == 2
+    assert (
+        result.stderr == f"error: no Pulumi.yaml in {tmp_path / 'nowhere'}: --dir must be kompi's project directory\n"
+    )
