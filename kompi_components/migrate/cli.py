@@ -1,4 +1,4 @@
-"""`python -m kompi_components import-values values.yaml --stack NAME`: arguments and exit codes."""
+"""`bin/kompi import-values values.yaml --stack NAME`: arguments and exit codes."""
 
 from __future__ import annotations
 
@@ -34,9 +34,17 @@ def _config_error(error: ConfigError, result: Translation) -> str:
     return f"error: {error}" + (f" (from {source})" if source else "")
 
 
+def render_hint(stack: str, project_dir: Path) -> str:
+    """The render command that works from the user's shell (bin/kompi runs in the project directory)."""
+    where = "" if project_dir.resolve() == Path.cwd().resolve() else f" --dir {project_dir.resolve()}"
+    return f"bin/kompi render --stack {stack}{where}"
+
+
 def _import(args: argparse.Namespace) -> int:
     if not _STACK_NAME.match(args.stack):
         raise ValuesError("--stack", f"{args.stack!r} is not a stack name (letters, digits, '-', '_', '.')")
+    if not args.dir.is_dir():
+        raise ValuesError("--dir", f"no directory {args.dir.resolve()}: pass kompi's project directory")
     target = stack_path(args.dir, args.stack)
     if target.exists() and not args.force:
         raise ValuesError(str(target), "exists already; pass --force to overwrite it")
@@ -52,7 +60,7 @@ def _import(args: argparse.Namespace) -> int:
     write_stack(target, text, args.force)
     if not (args.dir / "Pulumi.yaml").exists():
         print(f"warning: --dir: no Pulumi.yaml in {args.dir}; move {target.name} to kompi's project", file=sys.stderr)
-    render = f"python -m kompi_components render --stack {args.stack} --dir {args.dir}"
+    render = render_hint(args.stack, args.dir)
     print(f"wrote {target} ({len(result.warnings)} warnings); check it offline: {render}")
     return 0
 

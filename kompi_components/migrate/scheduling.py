@@ -10,6 +10,12 @@ from kompi_components.migrate.translation import Translation
 
 WORKERS = "mpiWorkers.customScheduling"
 MASTER = "mpiMaster.customScheduling"
+# Imported as asked (pdb mode), but kube-batch is gone from today's clusters: say so, and what to use.
+RETIRED = (
+    "that is the kube-batch way, and kube-batch is retired: on a cluster without it the pods stay Pending with "
+    "no event; move to kompi:gangScheduling.mode scheduler-plugins (a PodGroup for the scheduler-plugins "
+    "co-scheduler) or volcano, and drop kompi:gangScheduling.schedulerName"
+)
 
 
 def _scheduler(values: dict[str, Any], section: str) -> str | None:
@@ -30,6 +36,7 @@ def translate_scheduling(values: dict[str, Any], result: Translation) -> None:
     scheduler = workers if workers is not None else master
     result.set("gangScheduling.enabled", True, f"{source}.enabled")
     result.set("gangScheduling.mode", "pdb", f"{WORKERS}.podDisruptionBudget")
+
     if scheduler:
         result.set("gangScheduling.schedulerName", scheduler, f"{source}.schedulerName")
     else:
@@ -46,10 +53,10 @@ def translate_scheduling(values: dict[str, Any], result: Translation) -> None:
     if pdb:
         result.warn(
             f"{WORKERS}.podDisruptionBudget",
-            "kompi's PodDisruptionBudget (policy/v1) counts the master too: minAvailable = workers + 1",
+            f"kompi's PodDisruptionBudget (policy/v1) counts the master too: minAvailable = workers + 1; {RETIRED}",
         )
     else:
         result.warn(
             f"{WORKERS}.podDisruptionBudget.enabled",
-            "false, but kompi's gang always has a PodDisruptionBudget (minAvailable = workers + 1)",
+            f"false, but kompi's gang always has a PodDisruptionBudget (minAvailable = workers + 1); {RETIRED}",
         )

@@ -46,8 +46,8 @@ def _entry(key: str, value: Any) -> list[str]:
 def stack_text(result: Translation, stack: str, values_files: list[str]) -> str:
     lines = [
         f"# kompi stack {stack!r}, imported from kube-openmpi values: {', '.join(values_files)}",
-        f"# by `python -m kompi_components import-values` (kompi {contract.KOMPI_VERSION}).",
-        f"# Check it offline: python -m kompi_components render --stack {stack}",
+        f"# by `bin/kompi import-values` (kompi {contract.KOMPI_VERSION}).",
+        f"# Check it offline: bin/kompi render --stack {stack}",
     ]
     if result.warnings:
         lines.append("# Import warnings (keys whose meaning changed; see docs/migration.md):")

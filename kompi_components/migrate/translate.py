@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kompi_components.config.checks import SYSTEM_NAMESPACES
 from kompi_components.migrate.app_code import translate_app_code
 from kompi_components.migrate.cluster_level import translate_cluster_level
 from kompi_components.migrate.images import translate_images
@@ -25,6 +26,10 @@ def translate(values: dict[str, Any], release: str, namespace: str | None = None
     result.set("clusterName", release, "--release (the Helm release name; default: the stack name)")
     if namespace is not None:
         result.set("namespace", namespace, "--namespace")
+        if namespace in SYSTEM_NAMESPACES:
+            # kompi would otherwise take the namespace over and delete it on destroy.
+            result.set("createNamespace", False, f"--namespace {namespace} (a namespace the cluster owns)")
+            result.warn("--namespace", f"{namespace} is the cluster's: kompi uses it and never creates or deletes it")
     for step in (
         translate_images,
         translate_pods,

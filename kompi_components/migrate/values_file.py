@@ -17,7 +17,7 @@ def read_values(path: Path) -> Values:
     try:
         data = yaml.safe_load(path.read_text())
     except OSError as error:
-        raise ValuesError(str(path), f"cannot read it: {error.strerror}") from None
+        raise ValuesError(str(path), f"cannot read it: {error.strerror} (looked for {path.resolve()})") from None
     except yaml.YAMLError as error:
         raise ValuesError(str(path), f"not valid YAML: {str(error).splitlines()[0]}") from None
     if data is None:

@@ -54,6 +54,23 @@ def test_an_unknown_key_suggests_the_close_one(kompi: Kompi, project: Path) -> N
         ({"appCodesToSync": [{"name": "app", "gitRepo": "https://x/app.git", "mountPath": "repo"}]},
          "error: invalid config kompi:appCode[0].mountPath = \"repo\": expected an absolute path "
          "(from appCodesToSync[0].mountPath)"),
+        ({"image": {"repository": "Registry.example.com/ML/Train", "tag": "1.0"}},
+         "error: invalid config kompi:image = \"Registry.example.com/ML/Train\": expected an image repository in "
+         "lower case (only the registry host may have capitals), such as registry.example.com/ml/kompi "
+         "(from image.repository)"),
+        ({"image": {"repository": "r.example.com/train:1.0", "tag": "2.0"}},
+         "error: invalid config kompi:image = \"r.example.com/train:1.0\": expected a repository without a tag "
+         "(put '1.0' in kompi:imageTag) (from image.repository)"),
+        ({"image": {"repository": "r.example.com/train", "tag": "v 1"}},
+         "error: invalid config kompi:imageTag = \"v 1\": expected an image tag (letters, digits, '_', '.', '-'; "
+         "at most 128), optionally followed by @sha256:<64 hex> (from image.tag)"),
+        ({"gitSyncImage": {"repository": "registry.k8s.io/Git-Sync", "tag": "v4.4.2"}},
+         "error: invalid config kompi:gitSyncImage = \"registry.k8s.io/Git-Sync:v4.4.2\": expected an image "
+         "reference in lower case (only the registry host may have capitals), such as "
+         "registry.example.com/ml/kompi (from gitSyncImage)"),
+        ({"mpiWorkers": {"resources": {"limits": {"cpu": "two"}}}},
+         "error: invalid config kompi:workerPod.resources = {\"limits\": {\"cpu\": \"two\"}}: expected limits.cpu "
+         "to be a Kubernetes quantity such as 500m, 2 or 4Gi, not \"two\" (from mpiWorkers.resources)"),
     ],
 )  # fmt: skip
 def test_a_value_kompi_refuses_fails_with_its_one_line(kompi: Kompi, project: Path, values, line: str) -> None:
@@ -117,10 +134,35 @@ def test_a_bad_values_file_fails_with_one_line(kompi: Kompi, project: Path, text
 
 def test_a_missing_values_file_or_a_bad_stack_name_fails_with_one_line(kompi: Kompi, project: Path) -> None:
     run = kompi("import-values", project / "nope.yaml", "--stack", "imported", "--dir", project)
-    assert run.code == 2 and run.err_lines[0].startswith("error: ") and "cannot read it" in run.err
+    missing = project / "nope.yaml"
+    assert run.code == 2
+    assert run.err_lines == [f"error: {missing}: cannot read it: No such file or directory (looked for {missing})"]
     run = kompi("import-values", FIXTURES / "non-root.yaml", "--stack", "../elsewhere", "--dir", project)
     assert run.code == 2 and run.err_lines == ["error: --stack: '../elsewhere' is not a stack name " + (
         "(letters, digits, '-', '_', '.')")]  # fmt: skip
+
+
+def test_a_missing_project_dir_says_where_it_looked(kompi: Kompi, project: Path) -> None:
+    run = kompi("import-values", FIXTURES / "non-root.yaml", "--stack", "imported", "--dir", project / "nope")
+    assert run.code == 2
+    assert run.err_lines == [f"error: --dir: no directory {project / 'nope'}: pass kompi's project directory"]
+
+
+def test_a_release_in_a_namespace_the_cluster_owns_does_not_create_it(kompi: Kompi, project: Path) -> None:
+    run, _ = import_values(kompi, project, {}, "--namespace", "default")
+    assert run.code == 0, run.err
+    text = (project / "Pulumi.imported.yaml").read_text()
+    assert "kompi:namespace: default\n" in text and "kompi:createNamespace: false\n" in text
+    assert run.warnings_for("--namespace")
+    assert not [manifest for manifest in render(kompi, project, "imported") if manifest["kind"] == "Namespace"]
+
+
+def test_the_hints_print_the_command_that_works_from_the_shell(kompi: Kompi, project: Path) -> None:
+    run, _ = import_values(kompi, project, {})
+    assert run.out.endswith(f"check it offline: bin/kompi render --stack imported --dir {project}\n")
+    text = (project / "Pulumi.imported.yaml").read_text()
+    assert "python -m" not in run.out + run.err + text
+    assert "# Check it offline: bin/kompi render --stack imported\n" in text
 
 
 def test_the_ssh_key_is_not_imported_and_the_command_says_so_once(kompi: Kompi, project: Path) -> None:

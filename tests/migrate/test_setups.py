@@ -101,7 +101,9 @@ def test_gang_scheduling_uses_kube_batchd_and_a_pdb_over_the_whole_gang(kompi: K
     assert "app.kubernetes.io/component" not in selector  # selects master and workers
     for statefulset in (workers, master):
         assert selector.items() <= statefulset["spec"]["template"]["metadata"]["labels"].items()
-    assert len(run.warnings_for("mpiWorkers.customScheduling.podDisruptionBudget")) == 1
+    [budget_warning] = run.warnings_for("mpiWorkers.customScheduling.podDisruptionBudget")
+    assert "kube-batch is retired" in budget_warning
+    assert "move to kompi:gangScheduling.mode scheduler-plugins" in budget_warning
     assert find(objects, "NetworkPolicy", "gang")  # networkPolicy.enabled: true
 
 
