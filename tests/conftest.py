@@ -19,6 +19,9 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "containers: builds images or runs podman containers (opt out with --skip-containers)"
     )
+    config.addinivalue_line(
+        "markers", "e2e: runs kompi through the Pulumi engine against a local API server (tests/e2e)"
+    )
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -131,8 +131,8 @@ def _operation(args: argparse.Namespace) -> int:
     except LocalClusterError as error:
         print(f"error: {error}", file=sys.stderr)
         return EXIT_FAILED
-    if args.operation == "up":
-        print(json.dumps(result, indent=2, default=str))
+    # last line, for scripts: the outputs after `up`, the {operation: count} summary after the others
+    print(json.dumps(result, default=str))
     return 0
 
 

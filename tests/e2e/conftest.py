@@ -1,0 +1,60 @@
+"""One local cluster (real API server, kwok nodes) for the whole end-to-end session, built if needed."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from kompi_components.engine.build import build_engine
+from kompi_components.engine.local_cluster import FakeNodes, LocalCluster, Ports
+from tests.e2e.live import Kubectl
+from tests.e2e.project import Project
+
+# beside a user's own `kompi local up` (default ports), never on them
+TEST_PORTS = Ports.shifted(1000)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    here = Path(__file__).parent
+    for item in items:
+        if here in Path(str(item.fspath)).parents:
+            item.add_marker(pytest.mark.e2e)
+
+
+@pytest.fixture(scope="session")
+def engine_bin() -> Path:
+    return build_engine().bin
+
+
+@pytest.fixture(scope="session")
+def cluster(engine_bin: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCluster]:
+    local = LocalCluster(
+        state=tmp_path_factory.mktemp("local-cluster"), bin=engine_bin, ports=TEST_PORTS, nodes=FakeNodes(count=4)
+    )
+    local.up()
+    try:
+        yield local
+    finally:
+        local.down()
+
+
+@pytest.fixture(scope="session")
+def kubectl(cluster: LocalCluster) -> Kubectl:
+    return Kubectl(cluster.bin / "kubectl", cluster.kubeconfig)
+
+
+@pytest.fixture
+def project_factory(cluster: LocalCluster, tmp_path: Path) -> Iterator[callable]:  # type: ignore[valid-type]
+    """Copies of stacks; whatever a test created is destroyed afterwards, also when it failed."""
+    made: list[Project] = []
+
+    def make(stack: str, source_stack: str | None = None) -> Project:
+        project = Project.copy_of(stack, tmp_path / stack, cluster.kubeconfig, source_stack)
+        made.append(project)
+        return project
+
+    yield make
+    for project in made:
+        project.kompi("destroy", check=False)

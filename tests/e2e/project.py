@@ -1,0 +1,83 @@
+"""A copy of kompi's project for one end-to-end test: its stack file, changed per test, run through bin/kompi."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from kompi_components.render import render_stack
+from tests.e2e.live import Kubectl, live_differences
+from tests.stacks import REPO
+
+ONE_SHOT = {"enabled": True, "command": ["mpiexec", "-n", "2", "hostname"], "timeoutSeconds": 60}
+
+
+@dataclass
+class Project:
+    """``up``/``preview``/``destroy``/``refresh`` of one stack, as a user runs them (a subprocess of bin/kompi)."""
+
+    directory: Path
+    stack: str
+    env: dict[str, str]
+
+    @classmethod
+    def copy_of(cls, stack: str, directory: Path, kubeconfig: Path, source_stack: str | None = None) -> Project:
+        directory.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(REPO / "Pulumi.yaml", directory / "Pulumi.yaml")
+        shutil.copyfile(REPO / f"Pulumi.{source_stack or stack}.yaml", directory / f"Pulumi.{stack}.yaml")
+        env = os.environ | {
+            "KUBECONFIG": str(kubeconfig),
+            "PULUMI_HOME": str(directory / "pulumi-home"),
+            "PULUMI_BACKEND_URL": f"file://{directory / 'state'}",
+            "PULUMI_CONFIG_PASSPHRASE": "e2e-test-passphrase",
+        }
+        return cls(directory, stack, env)
+
+    @property
+    def stack_file(self) -> Path:
+        return self.directory / f"Pulumi.{self.stack}.yaml"
+
+    def config(self) -> dict[str, Any]:
+        return dict(yaml.safe_load(self.stack_file.read_text())["config"])
+
+    def set(self, **values: object) -> None:
+        """Set ``kompi:KEY`` values in the stack file, as a user edits it."""
+        settings = yaml.safe_load(self.stack_file.read_text())
+        for key, value in values.items():
+            settings["config"][f"kompi:{key}"] = value
+        self.stack_file.write_text(yaml.safe_dump(settings, sort_keys=False))
+
+    def kompi(
+        self, operation: str, *extra: str, check: bool = True, timeout: float = 600
+    ) -> subprocess.CompletedProcess[str]:
+        command = [sys.executable, "-m", "kompi_components", operation, "--stack", self.stack]
+        command += ["--dir", str(self.directory), "--yes", *extra]
+        result = subprocess.run(
+            command, cwd=REPO, env=self.env, capture_output=True, text=True, timeout=timeout, check=False
+        )
+        if check and result.returncode != 0:
+            raise AssertionError(
+                f"kompi {operation} exited {result.returncode}:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
+            )
+        return result
+
+    def rendered(self) -> list[dict[str, Any]]:
+        return render_stack(self.directory, self.stack)
+
+    @staticmethod
+    def last_json(result: subprocess.CompletedProcess[str]) -> dict[str, Any]:
+        """bin/kompi's last line: the stack outputs after `up`, the change counts after the others."""
+        return dict(json.loads(result.stdout.strip().splitlines()[-1]))
+
+
+def assert_live_equals_render(kubectl: Kubectl, project: Project) -> None:
+    problems = live_differences(kubectl, project.rendered())
+    assert not problems, "\n".join(problems)
