@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 SKIP_CONTAINERS_FLAG = "--skip-containers"
+SKIP_E2E_FLAG = "--skip-e2e"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -12,6 +15,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         SKIP_CONTAINERS_FLAG,
         action="store_true",
         help="skip the tests that build images and run MPI jobs in podman containers (minutes)",
+    )
+    parser.addoption(
+        SKIP_E2E_FLAG,
+        action="store_true",
+        help="skip the end-to-end tests (the engine build and a local cluster: minutes; half an hour cold)",
     )
 
 
@@ -25,9 +33,13 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    if not config.getoption(SKIP_CONTAINERS_FLAG):
-        return
-    skip = pytest.mark.skip(reason=f"container tests skipped by {SKIP_CONTAINERS_FLAG}")
+    e2e_dir = Path(__file__).parent / "e2e"
     for item in items:
-        if "containers" in item.keywords:
-            item.add_marker(skip)
+        if e2e_dir in item.path.parents:
+            item.add_marker(pytest.mark.e2e)
+    for flag, marker in ((SKIP_CONTAINERS_FLAG, "containers"), (SKIP_E2E_FLAG, "e2e")):
+        if config.getoption(flag):
+            skip = pytest.mark.skip(reason=f"{marker} tests skipped by {flag}")
+            for item in items:
+                if marker in item.keywords:
+                    item.add_marker(skip)

@@ -55,9 +55,10 @@ class FakeNodes:
     cpu: str = "64"
     memory: str = "1Ti"
     gpus: int = 8  # nvidia.com/gpu per node
+    pods: int = 110
 
     def manifests(self) -> list[dict[str, object]]:
-        capacity = {"cpu": self.cpu, "memory": self.memory, "pods": "110", "ephemeral-storage": "1Ti"}
+        capacity = {"cpu": self.cpu, "memory": self.memory, "pods": str(self.pods), "ephemeral-storage": "1Ti"}
         capacity["nvidia.com/gpu"] = str(self.gpus)
         labels = {"type": "kwok", "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64"}
         if self.gpus:
@@ -196,9 +197,7 @@ class LocalCluster:
             ],
         )
         self._wait("etcd", 30, lambda: _http_ok(f"http://127.0.0.1:{p.etcd}/health"), log)
-        self.processes.start("kube-apiserver", self._apiserver_command())
-        ca = ssl.create_default_context(cafile=str(pki / "ca.crt"))
-        self._wait("kube-apiserver", 120, lambda: _http_ok(f"https://127.0.0.1:{p.apiserver}/readyz", ca), log)
+        self.start_apiserver(log)
         self.processes.start("kube-controller-manager", self._controller_manager_command())
         self.processes.start("kube-scheduler", self._scheduler_command())
         self.processes.start("kwok", self._kwok_command())
@@ -217,6 +216,16 @@ class LocalCluster:
             self.kubectl("apply", "-f", "-", input_text=yaml.safe_dump_all(self.nodes.manifests()))
             self._wait(f"{self.nodes.count} nodes Ready", 90, self._nodes_ready, log)
         self._wait("default ServiceAccount", 60, self._default_account_exists, log)
+
+    def start_apiserver(self, log: Callable[[str], None] = lambda _: None) -> None:
+        """Start the API server (also after `stop_apiserver`, as the fault tests do) and wait until ready."""
+        self.processes.start("kube-apiserver", self._apiserver_command())
+        ca = ssl.create_default_context(cafile=str(self.state / "pki" / "ca.crt"))
+        url = f"https://127.0.0.1:{self.ports.apiserver}/readyz"
+        self._wait("kube-apiserver", 120, lambda: _http_ok(url, ca), log)
+
+    def stop_apiserver(self) -> None:
+        self.processes.stop(["kube-apiserver"])
 
     def _apiserver_command(self) -> list[str]:
         pki, p = self.state / "pki", self.ports

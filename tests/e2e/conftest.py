@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -14,13 +14,6 @@ from tests.e2e.project import Project
 
 # beside a user's own `kompi local up` (default ports), never on them
 TEST_PORTS = Ports.shifted(1000)
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    here = Path(__file__).parent
-    for item in items:
-        if here in Path(str(item.fspath)).parents:
-            item.add_marker(pytest.mark.e2e)
 
 
 @pytest.fixture(scope="session")
@@ -46,7 +39,7 @@ def kubectl(cluster: LocalCluster) -> Kubectl:
 
 
 @pytest.fixture
-def project_factory(cluster: LocalCluster, tmp_path: Path) -> Iterator[callable]:  # type: ignore[valid-type]
+def project_factory(cluster: LocalCluster, tmp_path: Path) -> Iterator[Callable[..., Project]]:
     """Copies of stacks; whatever a test created is destroyed afterwards, also when it failed."""
     made: list[Project] = []
 

@@ -69,6 +69,20 @@ class Project:
             )
         return result
 
+    def start(self, operation: str) -> subprocess.Popen[str]:
+        """``operation`` in the background, in its own process group (so a test can kill all of it)."""
+        command = [sys.executable, "-m", "kompi_components", operation, "--stack", self.stack]
+        command += ["--dir", str(self.directory), "--yes"]
+        return subprocess.Popen(
+            command,
+            cwd=REPO,
+            env=self.env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
+
     def rendered(self) -> list[dict[str, Any]]:
         return render_stack(self.directory, self.stack)
 

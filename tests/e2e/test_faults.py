@@ -1,0 +1,72 @@
+"""Faults during `kompi up`: the process killed, the API server gone. The next runs must converge."""
+
+from __future__ import annotations
+
+import os
+import signal
+from collections.abc import Iterator
+
+import pytest
+
+from kompi_components.engine.local_cluster import LocalCluster
+from tests.e2e.live import Kubectl, wait_until
+from tests.e2e.project import Project, assert_live_equals_render
+
+NAMESPACE = "kompi-faults"
+KINDS = "statefulsets,services,secrets,networkpolicies,pdb,pvc,jobs,serviceaccounts,roles,rolebindings,pods"
+
+
+@pytest.fixture
+def own_namespace(kubectl: Kubectl) -> Iterator[str]:
+    """A namespace kompi does not own (createNamespace: false), so that destroy cannot hide an orphan
+    by deleting the namespace around it."""
+    kubectl.run("create", "namespace", NAMESPACE)
+    yield NAMESPACE
+    kubectl.run("delete", "namespace", NAMESPACE, "--wait=false", check=False)
+
+
+def project_in(project_factory, namespace: str) -> Project:
+    project: Project = project_factory("dev")
+    project.set(namespace=namespace, createNamespace=False)
+    return project
+
+
+def assert_destroy_leaves_no_orphan(project: Project, kubectl: Kubectl, namespace: str) -> None:
+    project.kompi("destroy")
+    selector = "app.kubernetes.io/name=kompi"
+    wait_until("no kompi object left", lambda: kubectl.items(KINDS, namespace, selector) == [], 60)
+
+
+def test_up_killed_midway_then_refresh_and_up_converge(project_factory, kubectl: Kubectl, own_namespace) -> None:
+    project = project_in(project_factory, own_namespace)
+    running = project.start("up")
+    wait_until("the first objects", lambda: kubectl.get("secret", "kompi-dev-ssh", own_namespace) is not None, 120)
+    os.killpg(running.pid, signal.SIGKILL)  # the whole process group, as a cancelled CI job is killed
+    running.wait(30)
+
+    project.kompi("refresh")
+    project.kompi("up")
+
+    assert_live_equals_render(kubectl, project)
+    assert set(project.last_json(project.kompi("preview"))) == {"same"}
+    assert_destroy_leaves_no_orphan(project, kubectl, own_namespace)
+
+
+def test_api_server_gone_during_up_fails_clearly_and_the_next_up_converges(
+    project_factory, kubectl: Kubectl, cluster: LocalCluster, own_namespace
+) -> None:
+    project = project_in(project_factory, own_namespace)
+    running = project.start("up")
+    wait_until("the first objects", lambda: kubectl.get("secret", "kompi-dev-ssh", own_namespace) is not None, 120)
+    cluster.stop_apiserver()
+    try:
+        _, stderr = running.communicate(timeout=600)
+    finally:
+        cluster.start_apiserver()
+    assert running.returncode == 1
+    assert "error: pulumi up failed" in stderr
+
+    project.kompi("refresh")
+    project.kompi("up")
+    assert_live_equals_render(kubectl, project)
+    assert_destroy_leaves_no_orphan(project, kubectl, own_namespace)
