@@ -9,6 +9,9 @@ import kubernetes_validate
 
 KUBERNETES_VERSION = "1.37.0"
 
+_QUANTITY = (
+    r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$"
+)
 # PodGroups are custom resources, absent from the Kubernetes schemas: check the fields kompi sets
 # against the CRDs' documented spec (minMember is an int32, unknown fields are refused).
 _POD_GROUP_SCHEMA: dict[str, Any] = {
@@ -23,7 +26,11 @@ _POD_GROUP_SCHEMA: dict[str, Any] = {
             "type": "object",
             "required": ["minMember"],
             "additionalProperties": False,
-            "properties": {"minMember": {"type": "integer", "minimum": 1, "maximum": 2147483647}},
+            "properties": {
+                "minMember": {"type": "integer", "minimum": 1, "maximum": 2147483647},
+                # map of resource name to quantity (both CRDs: int-or-string with the quantity pattern)
+                "minResources": {"type": "object", "additionalProperties": {"type": "string", "pattern": _QUANTITY}},
+            },
         },
     },
 }

@@ -11,7 +11,7 @@ from kompi_components.manifests.pod import Role, copied_resources, master_resour
 from kompi_components.naming import Names
 
 
-def _worker_resources(config: KompiConfig) -> dict[str, Any]:
+def worker_resources(config: KompiConfig) -> dict[str, Any]:
     resources = copied_resources(config.worker_pod.resources)
     if config.gpus_per_worker:
         resources.setdefault("limits", {})[GPU_RESOURCE] = config.gpus_per_worker
@@ -35,7 +35,7 @@ def _statefulset(
 
 
 def workers(config: KompiConfig, names: Names) -> Manifest:
-    template = pod_template(config, names, "worker", config.worker_pod, _worker_resources(config))
+    template = pod_template(config, names, "worker", config.worker_pod, worker_resources(config))
     statefulset = _statefulset(config, names, "worker", names.workers, config.workers, template)
     volume = config.worker_volume
     if volume:
