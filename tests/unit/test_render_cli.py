@@ -1,4 +1,4 @@
-"""`python -m kompi_components render --stack NAME`: valid multi-document YAML, no key material."""
+"""`bin/kompi render --stack NAME`: valid multi-document YAML, no key material."""
 
 from __future__ import annotations
 
@@ -26,3 +26,20 @@ def test_render_prints_the_stacks_objects_without_key_material(stack: str) -> No
     assert list(yaml.safe_load_all(result.stdout)) == render_stack(REPO, stack)
     for marker in ("PRIVATE KEY", "ecdsa-sha2", "AAAA"):
         assert marker not in result.stdout
+    # Its placeholders make it a preview: the first line says so, as a YAML comment.
+    first = result.stdout.splitlines()[0]
+    assert first.startswith(f"# kompi render --stack {stack}: a preview")
+    assert "not for `kubectl apply`" in first and "placeholders" in first
+
+
+def test_render_help_says_the_output_is_a_preview() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "kompi_components", "render", "--help"],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        check=True,
+    )
+    text = " ".join(result.stdout.split())
+    assert text.startswith("usage: bin/kompi render")
+    assert "not for `kubectl apply`" in text and "placeholders" in text
