@@ -95,7 +95,8 @@ class ProcessTable:
         while any(_running(entry.pid) for entry in targets):
             _reap(targets)
             time.sleep(0.05)
-        self._save([entry for entry in self.entries() if entry.name not in names])
+        if self.file.exists():
+            self._save([entry for entry in self.entries() if entry.name not in names])
         return [entry.name for entry in targets]
 
 
