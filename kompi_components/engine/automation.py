@@ -103,6 +103,8 @@ def cancel_on_signal(stack: auto.Stack) -> Iterator[None]:
 
     def cancel(signum: int, _frame: FrameType | None) -> None:
         print(f"kompi: {signal.Signals(signum).name}: cancelling the Pulumi operation", file=sys.stderr, flush=True)
+        if signum == signal.SIGINT and _terminal_signalled_our_group():
+            return  # the CLI got this Ctrl-C too; a second SIGINT would make it quit without saving state
         for child in _children():
             with suppress(ProcessLookupError):
                 os.kill(child, signal.SIGINT)  # the CLI's own Ctrl-C handling: cancel, stop plugins, save state
@@ -113,6 +115,14 @@ def cancel_on_signal(stack: auto.Stack) -> Iterator[None]:
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+
+
+def _terminal_signalled_our_group() -> bool:
+    """A Ctrl-C typed at the terminal reaches every process of the foreground group, the CLI included."""
+    try:
+        return sys.stdin.isatty() and os.tcgetpgrp(sys.stdin.fileno()) == os.getpgrp()
+    except OSError:
+        return False
 
 
 def _children() -> list[int]:
