@@ -1,0 +1,86 @@
+"""scheduler-plugins' Coscheduling scheduler and PodGroup controller, built from the Go module proxy.
+
+The local cluster runs them beside kube-scheduler so that kompi's PodGroups meet a real gang scheduler.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+
+from kompi_components.engine.gobuild import Component, GoBuild
+
+# Move to versions.py (changes the cache key). v0.33.5 is served by the proxy; v0.35.0 is refused and the
+# version list is refused, so newer releases cannot be discovered from here.
+SCHEDULER_PLUGINS = "0.33.5"
+MODULE = "sigs.k8s.io/scheduler-plugins"
+SCHEDULER_BINARY = "kube-scheduler-plugins"
+CONTROLLER_BINARY = "scheduler-plugins-controller"
+# the PodGroup CRD, and ElasticQuota because the controller watches both and stops if either is missing
+CRDS = {
+    "crd-podgroups.yaml": "config/crd/bases/scheduling.x-k8s.io_podgroups.yaml",
+    "crd-elasticquotas.yaml": "config/crd/bases/scheduling.x-k8s.io_elasticquotas.yaml",
+}
+
+
+def _mirrored_replaces(upstream: str) -> str:
+    """Upstream's replace lines (k8s.io staging modules at published versions): a dependency's replaces
+    do not apply to the module that requires it, so the wrapper must repeat them."""
+    lines = re.findall(r"^\s*(?:replace\s+)?(\S+ => \S+ v\S+)\s*$", upstream, re.MULTILINE)
+    return "".join(f"\t{line}\n" for line in lines)
+
+
+def _kubernetes_version(upstream: str) -> str:
+    found = re.search(r"^\s*k8s\.io/kubernetes => k8s\.io/kubernetes (v\S+)", upstream, re.MULTILINE)
+    return found.group(1) if found else "v0.0.0"
+
+
+def wrapper_go_mod(upstream: str) -> str:
+    go_line = re.search(r"^go (\S+)", upstream, re.MULTILINE)
+    return (
+        f"module kompi.local/scheduler-plugins\n\ngo {go_line.group(1) if go_line else '1.24.0'}\n\n"
+        f"require {MODULE} v{SCHEDULER_PLUGINS}\n\nreplace (\n{_mirrored_replaces(upstream)})\n"
+    )
+
+
+def _version_ldflags(kubernetes: str) -> str:
+    """The Kubernetes libraries it is built from (what `--version` reports), not v0.0.0."""
+    major, minor = kubernetes.lstrip("v").split(".")[:2]
+    flags = []
+    for package in ("k8s.io/client-go/pkg/version", "k8s.io/component-base/version"):
+        flags += [
+            f"-X {package}.gitVersion={kubernetes}",
+            f"-X {package}.gitMajor={major}",
+            f"-X {package}.gitMinor={minor}",
+            f"-X {package}.gitTreeState=clean",
+        ]
+    return " ".join(flags)
+
+
+def _make(build: GoBuild) -> None:
+    module = build.module_dir(MODULE, f"v{SCHEDULER_PLUGINS}")
+    upstream = (module / "go.mod").read_text()
+    go_mod = wrapper_go_mod(upstream)
+    source = build.source_dir("scheduler-plugins")
+    commands = {SCHEDULER_BINARY: f"{MODULE}/cmd/scheduler", CONTROLLER_BINARY: f"{MODULE}/cmd/controller"}
+    inputs = source / "kompi-inputs.mod"  # what go.mod was before tidy added the indirect requirements
+    if not (source / "go.sum").exists() or not inputs.exists() or inputs.read_text() != go_mod:
+        (source / "go.mod").write_text(go_mod)
+        imports = "".join(f'\t_ "{package}"\n' for package in commands.values())
+        (source / "tools.go").write_text(f"//go:build tools\n\npackage tools\n\nimport (\n{imports})\n")
+        build.go_run(["mod", "tidy"], source, "wrapper module scheduler-plugins")
+        inputs.write_text(go_mod)
+    for binary, package in commands.items():
+        build.build(package, binary, source, ldflags=_version_ldflags(_kubernetes_version(upstream)))
+    for name, relative in CRDS.items():
+        shutil.copyfile(module / relative, build.bin / name)
+
+
+COMPONENTS = (
+    Component(
+        "scheduler-plugins",
+        (SCHEDULER_BINARY, CONTROLLER_BINARY),
+        f"scheduler-plugins-{SCHEDULER_PLUGINS}",
+        _make,
+    ),
+)
