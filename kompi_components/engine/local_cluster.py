@@ -17,18 +17,24 @@ from pathlib import Path
 
 import yaml
 
-from kompi_components.engine import paths, versions
-from kompi_components.engine.pki import make_pki
+from kompi_components.engine import local_gang, paths, versions
+from kompi_components.engine.gang_scheduler import CONTROLLER_BINARY, SCHEDULER_BINARY
+from kompi_components.engine.pki import issue_missing_clients, make_pki
 from kompi_components.engine.processes import ProcessTable
 
 SERVICE_CIDR = "10.96.0.0/16"  # virtual only: nothing routes there (no kube-proxy)
 SERVICE_IP = "10.96.0.1"
 POD_CIDR = "10.244.0.0/16"  # the fake pod IPs kwok hands out
 # Scheduler names kompi's gang modes set. The local scheduler answers to them so that such pods are
-# placed, ONE BY ONE: a stand-in that makes the objects testable, not gang scheduling.
-STAND_IN_SCHEDULERS = ("kube-batch", "volcano", "scheduler-plugins-scheduler")
+# placed, ONE BY ONE: a stand-in that makes the objects testable, not gang scheduling. The third name,
+# scheduler-plugins-scheduler, is a real gang scheduler here (local_gang).
+STAND_IN_SCHEDULERS = ("kube-batch", "volcano")
 # stop order: the API server's clients first, then the API server, then its store
-STOP_ORDER = (("kwok", "kube-scheduler", "kube-controller-manager"), ("kube-apiserver",), ("etcd",))
+STOP_ORDER = (
+    ("kwok", "kube-scheduler", "kube-controller-manager", *local_gang.PROCESS_NAMES),
+    ("kube-apiserver",),
+    ("etcd",),
+)
 
 
 class LocalClusterError(RuntimeError):
@@ -42,6 +48,7 @@ class Ports:
     etcd_peer: int = 12380
     controller_manager: int = 20257
     scheduler: int = 20259
+    gang_scheduler: int = 20261
 
     @classmethod
     def shifted(cls, offset: int) -> Ports:
@@ -129,7 +136,15 @@ class LocalCluster:
         return self.kubeconfig
 
     def _check_binaries(self) -> None:
-        needed = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl", "kwok")
+        needed: tuple[str, ...] = (
+            "etcd",
+            "kube-apiserver",
+            "kube-controller-manager",
+            "kube-scheduler",
+            "kubectl",
+            "kwok",
+        )
+        needed += (SCHEDULER_BINARY, CONTROLLER_BINARY)
         missing = [name for name in needed if not (self.bin / name).exists()]
         if missing:
             raise LocalClusterError(f"missing {', '.join(missing)} in {self.bin}: run bin/kompi engine build")
@@ -175,8 +190,9 @@ class LocalCluster:
         pki = self.state / "pki"
         if not (pki / "sa.key").exists():
             make_pki(pki, SERVICE_IP)
+        issue_missing_clients(pki)  # a cluster directory from before the gang scheduler lacks its users
         self._write_kubeconfig(self.kubeconfig, "admin")
-        for identity in ("controller-manager", "scheduler", "kwok"):
+        for identity in ("controller-manager", "scheduler", "kwok", *local_gang.PROCESS_NAMES):
             self._write_kubeconfig(self.state / f"{identity}.kubeconfig", identity)
         etcd_data = self.state / "etcd"
         etcd_data.mkdir(mode=0o700, exist_ok=True)
@@ -212,9 +228,10 @@ class LocalCluster:
         self.kubectl("apply", "-f", str(self.bin / "kwok-storage-class.yaml"))
         for crd in sorted(self.bin.glob("crd-*.yaml")):
             self.kubectl("apply", "--server-side", "-f", str(crd))
+        self._start_gang_scheduler(log)
         if self.nodes.count:
             self.kubectl("apply", "-f", "-", input_text=yaml.safe_dump_all(self.nodes.manifests()))
-            self._wait(f"{self.nodes.count} nodes Ready", 90, self._nodes_ready, log)
+            self._wait(f"{self.nodes.count} kwok nodes", 90, self._nodes_ready, log)
         self._wait("default ServiceAccount", 60, self._default_account_exists, log)
 
     def start_apiserver(self, log: Callable[[str], None] = lambda _: None) -> None:
@@ -298,6 +315,20 @@ class LocalCluster:
             f"--cert-dir={self.state / 'certs' / 'scheduler'}",
             "--profiling=false",
         ]
+
+    def _start_gang_scheduler(self, log: Callable[[str], None]) -> None:
+        """Coscheduling and its PodGroup controller, once their CRDs serve and their users may act."""
+        crds = [f"crd/{name}" for name in local_gang.CRD_NAMES]
+        self.kubectl("wait", "--for=condition=Established", "--timeout=60s", *crds)
+        self.kubectl("apply", "-f", "-", input_text=yaml.safe_dump_all(local_gang.rbac_manifests()))
+        config_file = self.state / "scheduler-plugins-config.yaml"
+        kubeconfig = self.state / "scheduler-plugins.kubeconfig"
+        config_file.write_text(yaml.safe_dump(local_gang.scheduler_config(kubeconfig)))
+        port = self.ports.gang_scheduler
+        self.processes.start("scheduler-plugins", local_gang.scheduler_command(self.bin, self.state, port, config_file))
+        self.processes.start("scheduler-plugins-controller", local_gang.controller_command(self.bin, self.state))
+        insecure = ssl._create_unverified_context()  # its self-signed serving cert; health only
+        self._wait("scheduler-plugins", 60, lambda: _http_ok(f"https://127.0.0.1:{port}/healthz", insecure), log)
 
     def _kwok_command(self) -> list[str]:
         return [

@@ -30,6 +30,9 @@ CLIENTS = (
     Identity("scheduler", "system:kube-scheduler"),
     Identity("apiserver-kubelet-client", "kube-apiserver-kubelet-client", ("system:masters",)),
     Identity("kwok", "kwok-controller", ("system:masters",)),
+    # the gang scheduler and its PodGroup controller: users that RBAC grants only what they need
+    Identity("scheduler-plugins", "kompi:scheduler-plugins"),
+    Identity("scheduler-plugins-controller", "kompi:scheduler-plugins-controller"),
 )
 
 
@@ -81,6 +84,13 @@ class Authority:
         (directory / f"{name}.crt").write_bytes(cert.public_bytes(serialization.Encoding.PEM))
         return cls(key, cert)
 
+    @classmethod
+    def load(cls, directory: Path, name: str) -> Authority:
+        key = serialization.load_pem_private_key((directory / f"{name}.key").read_bytes(), None)
+        if not isinstance(key, ec.EllipticCurvePrivateKey):
+            raise ValueError(f"{directory / name}.key is not the EC key make_pki writes")
+        return cls(key, x509.load_pem_x509_certificate((directory / f"{name}.crt").read_bytes()))
+
     def issue(
         self,
         directory: Path,
@@ -129,3 +139,13 @@ def make_pki(directory: Path, service_ip: str) -> None:
     (directory / "sa.pub").write_bytes(
         sa_key.public_key().public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
     )
+
+
+def issue_missing_clients(directory: Path) -> list[str]:
+    """Client certificates added to CLIENTS since ``directory`` was made, signed by its CA (keeps the rest)."""
+    missing = [client for client in CLIENTS if not (directory / f"{client.name}.crt").exists()]
+    if missing:
+        ca = Authority.load(directory, "ca")
+        for client in missing:
+            ca.issue(directory, client.name, _name(client.common_name, client.groups), ExtendedKeyUsageOID.CLIENT_AUTH)
+    return [client.name for client in missing]
