@@ -1,0 +1,59 @@
+"""The gang scheduler's build inputs and local configuration (no build, no cluster)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kompi_components.engine import gang_scheduler, local_gang
+from kompi_components.engine.local_cluster import STAND_IN_SCHEDULERS
+from kompi_components.engine.pki import CLIENTS
+
+UPSTREAM = """module sigs.k8s.io/scheduler-plugins
+
+go 1.24.0
+
+require (
+\tk8s.io/api v0.33.5
+\tk8s.io/kubernetes v1.33.5
+)
+
+replace (
+\tk8s.io/api => k8s.io/api v0.33.5
+\tk8s.io/kubernetes => k8s.io/kubernetes v1.33.5
+)
+
+replace k8s.io/externaljwt => k8s.io/externaljwt v0.33.5
+"""
+
+
+def test_wrapper_module_repeats_every_published_replace() -> None:
+    go_mod = gang_scheduler.wrapper_go_mod(UPSTREAM)
+    assert "go 1.24.0" in go_mod
+    assert f"require sigs.k8s.io/scheduler-plugins v{gang_scheduler.SCHEDULER_PLUGINS}" in go_mod
+    for line in (
+        "k8s.io/api => k8s.io/api v0.33.5",
+        "k8s.io/kubernetes => k8s.io/kubernetes v1.33.5",
+        "k8s.io/externaljwt => k8s.io/externaljwt v0.33.5",
+    ):
+        assert line in go_mod
+
+
+def test_coscheduling_is_the_only_queue_sort_of_its_own_profile() -> None:
+    config = local_gang.scheduler_config(Path("/k"))
+    [profile] = config["profiles"]
+    assert profile["schedulerName"] == "scheduler-plugins-scheduler"
+    plugins = profile["plugins"]
+    assert plugins["queueSort"] == {"enabled": [{"name": "Coscheduling"}], "disabled": [{"name": "*"}]}
+    assert plugins["multiPoint"] == {"enabled": [{"name": "Coscheduling"}]}
+    assert "scheduler-plugins-scheduler" not in STAND_IN_SCHEDULERS
+
+
+def test_gang_scheduler_users_have_certificates_and_no_master_rights() -> None:
+    users = {client.common_name: client for client in CLIENTS}
+    for user in (local_gang.SCHEDULER_USER, local_gang.CONTROLLER_USER):
+        assert users[user].groups == ()
+    bindings = [m for m in local_gang.rbac_manifests() if m["kind"].endswith("Binding")]
+    granted = {(b["subjects"][0]["name"], b["roleRef"]["name"]) for b in bindings}
+    assert (local_gang.SCHEDULER_USER, "system:kube-scheduler") in granted
+    assert (local_gang.SCHEDULER_USER, local_gang.SCHEDULER_USER) in granted
+    assert (local_gang.CONTROLLER_USER, local_gang.CONTROLLER_USER) in granted
