@@ -82,6 +82,9 @@ class Workspace:
 
 def select_stack(workspace: Workspace, pulumi_command: auto.PulumiCommand | None = None) -> auto.Stack:
     workspace.sync_stack_files()
+    backend = workspace.backend_url()
+    if backend.startswith("file://"):
+        Path(backend.removeprefix("file://")).mkdir(parents=True, exist_ok=True)  # Pulumi does not create it
     options = auto.LocalWorkspaceOptions(
         work_dir=str(workspace.work_dir), env_vars=workspace.env(), pulumi_command=pulumi_command
     )

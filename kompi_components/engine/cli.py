@@ -124,7 +124,7 @@ def _operation(args: argparse.Namespace) -> int:
         if shutil.which("pulumi") is None:
             print("error: no pulumi CLI: run bin/kompi engine build (or install the Pulumi CLI)", file=sys.stderr)
             return EXIT_FAILED
-        result = run_operation(workspace, args.operation, on_output=lambda line: print(line, end=""))
+        result = run_operation(workspace, args.operation, on_output=lambda line: print(line, flush=True))
     except CommandError as error:
         print(f"error: pulumi {args.operation} failed (details above): {_last_error_line(error)}", file=sys.stderr)
         return EXIT_FAILED

@@ -55,7 +55,8 @@ def differences(rendered: Any, live: Any, path: str = "") -> list[str]:
         found: list[str] = []
         for key, value in rendered.items():
             if key not in live:
-                found.append(f"{path}.{key}: missing")
+                if value not in (False, 0, "", [], {}, None):  # the API server omits zero values (omitempty)
+                    found.append(f"{path}.{key}: missing")
             else:
                 found += differences(value, live[key], f"{path}.{key}")
         return found
