@@ -2,9 +2,9 @@
 
 For each Open MPI flavor (4: Debian's, 5: the PyPI wheel; natively the same builds, see native.py) and
 each rank count, runs bench/images/mpi_bench.py (allreduce and ping-pong, 8 B and 4 MiB) as a kompi
-job (one rank per worker pod, bare ``mpiexec`` on the master, the image's defaults) and natively
-(``mpiexec -n N --mca btl tcp,self``, oversubscribed when N > cores), alternating the two ``--repeats``
-times and keeping the median of each figure. Prints the table, the ratios kompi/native and, for kompi,
+job (one rank per worker pod, each requesting its share of the cores, a bare ``mpiexec`` on the
+master, kompi's defaults) and natively (``mpiexec -n N --mca btl tcp,self``, oversubscribed when
+N > cores), alternating the two ``--repeats`` times and keeping the median of each figure. Prints the table, the ratios kompi/native and, for kompi,
 Open MPI 5 against 4. Run as root with podman, buildah and runc (as tests/images does), on an idle
 machine:
 
@@ -70,21 +70,29 @@ def figures(output: str) -> Figures:
     return values
 
 
+def cpu_request(ranks: int) -> str:
+    """Each worker's share of this machine's cores, as the pods would request it: kompi derives the
+    ranks' settings from it (mpi_env.py: they yield the CPU when a pod has fewer CPUs than slots)."""
+    return f"{(os.cpu_count() or 1) * 1000 // ranks}m"
+
+
 @contextmanager
 def kompi_cluster(image: str, workers: int) -> Iterator[RunningCluster]:
+    """``workers`` pods with one slot each and their CPU share; podman does not enforce the request."""
+    stack = {"kompi:workerPod": json.dumps({"resources": {"requests": {"cpu": cpu_request(workers)}}})}
     with tempfile.TemporaryDirectory() as scratch:
         code = Path(scratch) / "code"
         code.mkdir()
         shutil.copy(PROGRAM, code / PROGRAM.name)
         code.chmod(0o755)
         mount = f"type=bind,source={code},destination={CODE_DIR},ro=true"
-        rendered = render_cluster(image, workers=workers, run_as_root=False)
+        rendered = render_cluster(image, workers=workers, run_as_root=False, config=stack)
         with running_cluster(rendered, Path(scratch) / "pods", extra_mounts=[mount]) as cluster:
             yield cluster
 
 
 def run_kompi(cluster: RunningCluster, ranks: int, env: Sequence[str]) -> str:
-    """One rank on each of the first ``ranks`` workers, as kompi-discover lists them: a bare mpiexec."""
+    """One rank on each worker, as kompi-discover lists them: a bare mpiexec."""
     text = "".join(f"{pod.fqdn} slots=1\n" for pod in cluster.rendered.workers[:ranks])
     exec_in(cluster.master, ["sh", "-c", 'cat > "$KOMPI_HOSTFILE"'], stdin=text)
     env_args = [arg for item in env for arg in ("--env", item)]
@@ -152,12 +160,12 @@ def main(argv: Sequence[str]) -> int:
     results: dict[tuple[str, int], tuple[Figures, Figures]] = {}
     for flavor in args.flavors:
         mpi = native(flavor)
-        with kompi_cluster(images[flavor], max(rank_counts)) as cluster:
-            for ranks in rank_counts:
+        for ranks in rank_counts:
+            with kompi_cluster(images[flavor], ranks) as cluster:
                 start = time.monotonic()
                 results[(flavor, ranks)] = measure(cluster, mpi, ranks, args.repeats, args.env)
-                print_rows(flavor, ranks, *results[(flavor, ranks)])
-                print(f"# {flavor} -n {ranks}: {time.monotonic() - start:.0f} s, load {os.getloadavg()[0]:.2f}")
+            print_rows(flavor, ranks, *results[(flavor, ranks)])
+            print(f"# {flavor} -n {ranks}: {time.monotonic() - start:.0f} s, load {os.getloadavg()[0]:.2f}")
     print_flavor_gap(results)
     return 0
 

@@ -39,7 +39,7 @@ def releases(config: KompiConfig) -> bool:
 def _container(config: KompiConfig, template: dict[str, Any]) -> None:
     (container,) = template["spec"]["containers"]
     # No sshd on the one-shot master (it is not an MPI host), so no readiness probe and no port.
-    for key in ("readinessProbe", "ports"):
+    for key in ("startupProbe", "readinessProbe", "ports"):
         container.pop(key, None)
     container["command"] = [ENTRYPOINT]
     container["args"] = list(config.one_shot.command or [])

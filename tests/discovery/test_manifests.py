@@ -47,6 +47,7 @@ def test_one_shot_master_is_a_job_that_never_reruns() -> None:
     assert container["command"] == ["kompi-oneshot"]
     assert container["args"] == ["/bin/sh", "-c", "mpiexec python3 /repo/train.py"]
     assert "readinessProbe" not in container
+    assert "startupProbe" not in container
     values = env(container)
     assert values["KOMPI_WORKERS"] == "3"
     assert values["KOMPI_WAIT_TIMEOUT"] == "300"

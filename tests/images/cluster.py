@@ -71,9 +71,18 @@ def statefulset_pods(statefulset: Mapping[str, Any], names: Names) -> list[Pod]:
 
 
 def render_cluster(
-    image: str, *, workers: int, run_as_root: bool, cluster: str = CLUSTER, master_computes: bool = False
+    image: str,
+    *,
+    workers: int,
+    run_as_root: bool,
+    cluster: str = CLUSTER,
+    master_computes: bool = False,
+    config: Mapping[str, str] | None = None,
 ) -> RenderedCluster:
-    """kompi's objects for a cluster of ``workers`` running ``image``, with fresh SSH keys."""
+    """kompi's objects for a cluster of ``workers`` running ``image``, with fresh SSH keys.
+
+    ``config`` adds stack keys (``kompi:...`` strings, as in a stack file).
+    """
     repository, tag = image.rsplit(":", 1)
     raw = {
         "kompi:clusterName": cluster,
@@ -84,11 +93,12 @@ def render_cluster(
         "kompi:imagePullPolicy": "Never",
         "kompi:runAsRoot": json.dumps(run_as_root),
         "kompi:masterPod": json.dumps({"compute": master_computes}),
+        **(config or {}),
     }
-    config = load_config(raw)
-    names = cluster_names(config)
+    loaded = load_config(raw)
+    names = cluster_names(loaded)
     files = identity_files(os.urandom(SEED_BYTES), os.urandom(SEED_BYTES), names.cluster, names.known_host_patterns())
-    objects = build_cluster(config, files.as_secret_data())
+    objects = build_cluster(loaded, files.as_secret_data())
     (master,) = statefulset_pods(objects.master[0], names)
     return RenderedCluster(names, secret_files(objects.ssh), statefulset_pods(objects.workers[0], names), master)
 

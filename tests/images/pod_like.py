@@ -22,8 +22,8 @@ from tests.images.podman import Network, PodmanError, exec_in, logs, podman
 # containerd's default capabilities that podman does not grant by default.
 CONTAINERD_EXTRA_CAPS = ("AUDIT_WRITE", "MKNOD", "NET_RAW")
 KNOWN_CONTAINER_KEYS = {
-    "name", "image", "imagePullPolicy", "command", "args", "env", "ports", "readinessProbe", "resources",
-    "securityContext", "volumeMounts", "terminationMessagePolicy", "workingDir",
+    "name", "image", "imagePullPolicy", "command", "args", "env", "ports", "startupProbe", "readinessProbe",
+    "resources", "securityContext", "volumeMounts", "terminationMessagePolicy", "workingDir",
 }  # fmt: skip
 KNOWN_POD_KEYS = {
     "automountServiceAccountToken", "enableServiceLinks", "securityContext", "initContainers", "containers",
@@ -249,11 +249,11 @@ def run_pod_like(
 
 
 def wait_ready(container_name: str, container: Mapping[str, Any], timeout: float = 60) -> float:
-    """Run the container's readinessProbe until it passes; returns the seconds it took.
+    """Run the container's startupProbe (else readinessProbe) until it passes; returns the seconds it took.
 
     Polls faster than periodSeconds to keep the tests short; fails early when the container exits.
     """
-    probe = container["readinessProbe"]["exec"]["command"]
+    probe = container.get("startupProbe", container["readinessProbe"])["exec"]["command"]
     start = time.monotonic()
     while time.monotonic() - start < timeout:
         if exec_in(container_name, probe, timeout=10).returncode == 0:
