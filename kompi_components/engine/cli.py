@@ -7,6 +7,7 @@ import json
 import os
 import shutil
 import sys
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -124,7 +125,8 @@ def _operation(args: argparse.Namespace) -> int:
         if shutil.which("pulumi") is None:
             print("error: no pulumi CLI: run bin/kompi engine build (or install the Pulumi CLI)", file=sys.stderr)
             return EXIT_FAILED
-        result = run_operation(workspace, args.operation, on_output=lambda line: print(line, flush=True))
+        with _gang_watch(workspace, args.operation):
+            result = run_operation(workspace, args.operation, on_output=lambda line: print(line, flush=True))
     except CommandError as error:
         print(f"error: pulumi {args.operation} failed (details above): {_last_error_line(error)}", file=sys.stderr)
         return EXIT_FAILED
@@ -134,6 +136,17 @@ def _operation(args: argparse.Namespace) -> int:
     # last line, for scripts: the outputs after `up`, the {operation: count} summary after the others
     print(json.dumps(result, default=str))
     return 0
+
+
+def _gang_watch(workspace: Any, operation: str) -> AbstractContextManager[None]:
+    """During `up` of a gang: say why the gang is not placed, since Pulumi only counts ready pods."""
+    from kompi_components.config import load_config
+    from kompi_components.engine.gang_watch import watching_gang
+    from kompi_components.stack_files import read_stack_config
+
+    if operation != "up":
+        return nullcontext()
+    return watching_gang(load_config(read_stack_config(workspace.project_dir, workspace.stack)), _say)
 
 
 def _last_error_line(error: Exception) -> str:

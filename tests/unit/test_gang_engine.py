@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from kompi_components.engine import gang_scheduler, local_gang
+from kompi_components.engine.gang_watch import NO_SCHEDULER_AFTER, gang_state
 from kompi_components.engine.local_cluster import STAND_IN_SCHEDULERS
 from kompi_components.engine.pki import CLIENTS
 
@@ -57,3 +59,17 @@ def test_gang_scheduler_users_have_certificates_and_no_master_rights() -> None:
     assert (local_gang.SCHEDULER_USER, "system:kube-scheduler") in granted
     assert (local_gang.SCHEDULER_USER, local_gang.SCHEDULER_USER) in granted
     assert (local_gang.CONTROLLER_USER, local_gang.CONTROLLER_USER) in granted
+
+
+def _pod(node: str | None = None, condition: dict[str, str] | None = None) -> dict[str, Any]:
+    return {"spec": {"nodeName": node} if node else {}, "status": {"conditions": [condition] if condition else []}}
+
+
+def test_gang_watch_says_the_schedulers_reason_or_that_none_answers() -> None:
+    gap = {"type": "PodScheduled", "status": "False", "message": "resource gap: nvidia.com/gpu"}
+    line = gang_state([_pod(condition=gap), _pod(condition=gap), _pod("n")], "s", 0)
+    assert line == "2 of 3 gang pods not placed by s: resource gap: nvidia.com/gpu"
+    assert gang_state([_pod("n"), _pod("m")], "s", 0) is None
+    assert gang_state([_pod(), _pod()], "kube-batch", 0) is None  # too early to blame the scheduler
+    silent = gang_state([_pod(), _pod()], "kube-batch", NO_SCHEDULER_AFTER)
+    assert silent is not None and "scheduler named kube-batch and none has answered" in silent
