@@ -45,6 +45,7 @@ def project_factory(cluster: LocalCluster, tmp_path: Path) -> Iterator[Callable[
 
     def make(stack: str, source_stack: str | None = None) -> Project:
         project = Project.copy_of(stack, tmp_path / stack, cluster.kubeconfig, source_stack)
+        project.use_the_clusters_storage_class()
         made.append(project)
         return project
 

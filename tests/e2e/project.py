@@ -83,6 +83,12 @@ class Project:
             start_new_session=True,
         )
 
+    def use_the_clusters_storage_class(self) -> None:
+        """The data stack names a placeholder class (`nfs`); the local cluster has its own default class."""
+        volumes = self.config().get("kompi:dataVolumes") or []
+        if volumes:
+            self.set(dataVolumes=[volume | {"storageClassName": None} for volume in volumes])
+
     def rendered(self) -> list[dict[str, Any]]:
         return render_stack(self.directory, self.stack)
 

@@ -78,16 +78,8 @@ def test_a_new_image_tag_rolls_master_and_workers(project_factory, kubectl: Kube
     assert {pod["spec"]["containers"][0]["image"].rsplit(":", 1)[1] for pod in pods} == {"5.0.11-bookworm-0.1.0"}
 
 
-def data_project(project_factory) -> Project:
-    """The data stack on the local cluster's storage class (the stack file's `nfs` is a placeholder)."""
-    project: Project = project_factory("data")
-    volumes = project.config()["kompi:dataVolumes"]
-    project.set(dataVolumes=[volume | {"storageClassName": None} for volume in volumes])
-    return project
-
-
 def test_data_claims_bind_and_the_preparation_job_completes_before_any_mpi_pod(project_factory, kubectl) -> None:
-    project = data_project(project_factory)
+    project: Project = project_factory("data")
     project.kompi("up")
     claims = kubectl.items("pvc", "kompi-data")
     assert claims and all(claim["status"]["phase"] == "Bound" for claim in claims)
@@ -101,7 +93,7 @@ def test_data_claims_bind_and_the_preparation_job_completes_before_any_mpi_pod(p
 
 
 def test_a_failed_preparation_job_stops_up_before_any_mpi_pod(project_factory, kubectl) -> None:
-    project = data_project(project_factory)
+    project: Project = project_factory("data")
     preparation = project.config()["kompi:dataPreparation"]
     # asks for more CPUs than any node has: never scheduled, so the Job fails at its deadline
     project.set(dataPreparation=preparation | {"activeDeadlineSeconds": 5, "resources": {"requests": {"cpu": "999"}}})
