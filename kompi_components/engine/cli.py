@@ -150,8 +150,12 @@ def _gang_watch(workspace: Any, operation: str) -> AbstractContextManager[None]:
 
 
 def _last_error_line(error: Exception) -> str:
-    lines = [line.strip() for line in str(error).splitlines() if "error:" in line]
-    return lines[-1] if lines else str(error).strip().splitlines()[-1]
+    """The most specific line of Pulumi's diagnostics: a resource's own reason ("* [DeadlineExceeded] ...")
+    before the generic "error: update failed"."""
+    lines = [line.strip() for line in str(error).splitlines()]
+    reasons = [line.removeprefix("* ") for line in lines if line.startswith("* ")]
+    errors = [line for line in lines if line.startswith("error:") and "update failed" not in line]
+    return (reasons or errors or [line for line in lines if line] or ["no details"])[-1]
 
 
 def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -102,6 +102,8 @@ def test_a_failed_preparation_job_stops_up_before_any_mpi_pod(project_factory, k
 
     assert result.returncode == 1
     assert "error: pulumi up failed" in result.stderr
-    assert "DeadlineExceeded" in result.stdout + result.stderr or "failed" in result.stderr
+    assert result.stderr.strip().splitlines()[-1] == (
+        "error: pulumi up failed (details above): [DeadlineExceeded] Job was active longer than specified deadline"
+    )
     assert kubectl.items("statefulsets", "kompi-data") == []
     assert [p for p in kubectl.items("pods", "kompi-data") if "job-name" not in p["metadata"]["labels"]] == []
