@@ -22,6 +22,7 @@ import yaml
 from pulumi import automation as auto
 
 from kompi_components.config import load_config
+from kompi_components.engine.stale_locks import remove_stale_locks
 from kompi_components.program import run
 from kompi_components.stack_files import read_stack_config
 
@@ -140,6 +141,7 @@ def _children() -> list[int]:
 def run_operation(workspace: Workspace, operation: str, on_output: Callable[[str], None] = print) -> dict[str, Any]:
     """Validate, then run ``operation``; returns the stack outputs (up) or the change summary."""
     validate(workspace)
+    remove_stale_locks(workspace.backend_url(), PROJECT, workspace.stack, lambda line: print(f"kompi: {line}"))
     stack = select_stack(workspace)
     with cancel_on_signal(stack):
         if operation == "up":

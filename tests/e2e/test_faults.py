@@ -12,17 +12,17 @@ from kompi_components.engine.local_cluster import LocalCluster
 from tests.e2e.live import Kubectl, wait_until
 from tests.e2e.project import Project, assert_live_equals_render
 
-NAMESPACE = "kompi-faults"
 KINDS = "statefulsets,services,secrets,networkpolicies,pdb,pvc,jobs,serviceaccounts,roles,rolebindings,pods"
 
 
 @pytest.fixture
-def own_namespace(kubectl: Kubectl) -> Iterator[str]:
+def own_namespace(kubectl: Kubectl, request: pytest.FixtureRequest) -> Iterator[str]:
     """A namespace kompi does not own (createNamespace: false), so that destroy cannot hide an orphan
     by deleting the namespace around it."""
-    kubectl.run("create", "namespace", NAMESPACE)
-    yield NAMESPACE
-    kubectl.run("delete", "namespace", NAMESPACE, "--wait=false", check=False)
+    namespace = f"kompi-faults-{len(request.node.name) % 1000}-{abs(hash(request.node.name)) % 10000}"
+    kubectl.run("create", "namespace", namespace)
+    yield namespace
+    kubectl.run("delete", "namespace", namespace, "--wait=false", check=False)
 
 
 def project_in(project_factory, namespace: str) -> Project:
