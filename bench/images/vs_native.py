@@ -4,9 +4,9 @@ For each Open MPI flavor (4: Debian's, 5: the PyPI wheel; natively the same buil
 each rank count, runs bench/images/mpi_bench.py (allreduce and ping-pong, 8 B and 4 MiB) as a kompi
 job (one rank per worker pod, each requesting its share of the cores, a bare ``mpiexec`` on the
 master, kompi's defaults) and natively (``mpiexec -n N --mca btl tcp,self``, oversubscribed when
-N > cores), alternating the two ``--repeats`` times and keeping the median of each figure. Prints the table, the ratios kompi/native and, for kompi,
-Open MPI 5 against 4. Run as root with podman, buildah and runc (as tests/images does), on an idle
-machine:
+N > cores), alternating the two ``--repeats`` times and keeping the median of each figure. Prints
+the table, the ratios kompi/native and Open MPI 5 against 4. Run as root with podman, buildah and
+runc (as tests/images does), on an idle machine:
 
     venv/bin/python bench/images/vs_native.py [--ranks 2,4] [--repeats 3] [--env OMPI_MCA_x=y] [ompi4 ompi5]
 
