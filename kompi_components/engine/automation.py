@@ -109,9 +109,7 @@ def cancel_on_signal(stack: auto.Stack) -> Iterator[None]:
         print(f"kompi: {signal.Signals(signum).name}: cancelling the Pulumi operation", file=sys.stderr, flush=True)
         if signum == signal.SIGINT and _terminal_signalled_our_group():
             return  # the CLI got this Ctrl-C too; a second SIGINT would make it quit without saving state
-        for child in _children():
-            with suppress(ProcessLookupError):
-                os.kill(child, signal.SIGINT)  # the CLI's own Ctrl-C handling: cancel, stop plugins, save state
+        interrupt_cli()
 
     previous = {sig: signal.signal(sig, cancel) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
@@ -119,6 +117,13 @@ def cancel_on_signal(stack: auto.Stack) -> Iterator[None]:
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+
+
+def interrupt_cli() -> None:
+    """The CLI's own Ctrl-C handling: cancel, stop the providers, save the state."""
+    for child in _children():
+        with suppress(ProcessLookupError):
+            os.kill(child, signal.SIGINT)
 
 
 def _terminal_signalled_our_group() -> bool:

@@ -106,11 +106,13 @@ def _operation(args: argparse.Namespace) -> int:
     from pulumi.automation.errors import CommandError
 
     from kompi_components.config import ConfigError
-    from kompi_components.engine.automation import Workspace, run_operation, validate
+    from kompi_components.engine.api_watch import watching_api
+    from kompi_components.engine.automation import Workspace, interrupt_cli, run_operation, validate
     from kompi_components.engine.local_cluster import LocalClusterError
     from kompi_components.stack_files import StackFileError
 
     workspace = Workspace(Path(args.dir).resolve(), args.stack)
+    api = None
     try:
         validate(workspace)  # before building, starting or asking anything
     except (ConfigError, StackFileError) as error:
@@ -125,10 +127,18 @@ def _operation(args: argparse.Namespace) -> int:
         if shutil.which("pulumi") is None:
             print("error: no pulumi CLI: run bin/kompi engine build (or install the Pulumi CLI)", file=sys.stderr)
             return EXIT_FAILED
-        with _gang_watch(workspace, args.operation):
+        with _gang_watch(workspace, args.operation), watching_api(interrupt_cli, _say) as api:
             result = run_operation(workspace, args.operation, on_output=lambda line: print(line, flush=True))
     except CommandError as error:
-        print(f"error: pulumi {args.operation} failed (details above): {_last_error_line(error)}", file=sys.stderr)
+        if api is not None and api.lost:
+            print(
+                f"error: the Kubernetes API server stopped answering during {args.operation}; the operation was "
+                f"cancelled and its state saved: run `bin/kompi {args.operation} --stack {args.stack}` again "
+                "once the server is back",
+                file=sys.stderr,
+            )
+        else:
+            print(f"error: pulumi {args.operation} failed (details above): {_last_error_line(error)}", file=sys.stderr)
         return EXIT_FAILED
     except LocalClusterError as error:
         print(f"error: {error}", file=sys.stderr)

@@ -56,16 +56,21 @@ def test_api_server_gone_during_up_fails_clearly_and_the_next_up_converges(
     project_factory, kubectl: Kubectl, cluster: LocalCluster, own_namespace
 ) -> None:
     project = project_in(project_factory, own_namespace)
+    project.set(masterPod={"nodeSelector": {"kompi-test": "no-such-node"}})  # `up` waits for the master
     running = project.start("up")
-    wait_until("the first objects", lambda: kubectl.get("secret", "kompi-dev-ssh", own_namespace) is not None, 120)
+    wait_until("up waiting for the master", lambda: kubectl.get("pod", "kompi-dev-master-0", own_namespace), 120)
     cluster.stop_apiserver()
     try:
-        _, stderr = running.communicate(timeout=600)
+        _, stderr = running.communicate(timeout=300)
     finally:
         cluster.start_apiserver()
     assert running.returncode == 1
-    assert "error: pulumi up failed" in stderr
+    assert stderr.strip().splitlines()[-1] == (
+        "error: the Kubernetes API server stopped answering during up; the operation was cancelled and its state "
+        "saved: run `bin/kompi up --stack dev` again once the server is back"
+    )
 
+    project.set(masterPod={})
     project.kompi("refresh")
     project.kompi("up")
     assert_live_equals_render(kubectl, project)
