@@ -36,7 +36,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="kompi-bench-") as scratch:
         root = Path(scratch)
         cluster = LocalCluster(
-            state=root / "cluster", bin=engine, ports=Ports.shifted(2000), nodes=FakeNodes(count=4, pods=200)
+            state=root / "cluster", bin=engine, ports=Ports.shifted(4000), nodes=FakeNodes(count=4, pods=200)
         )
         cluster.up()
         try:
