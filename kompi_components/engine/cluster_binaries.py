@@ -48,14 +48,15 @@ def _kubernetes_go_mod(build: GoBuild) -> str:
     )
 
 
-def _version_ldflags() -> str:
-    """What Kubernetes' release scripts stamp in; without it every binary reports v0.0.0."""
-    minor = versions.KUBERNETES.split(".")[1]
+def kubernetes_version_ldflags(version: str) -> str:
+    """What Kubernetes' release scripts stamp in (for binaries built from k8s.io libraries at ``version``,
+    e.g. "1.36.3"); without it every binary reports v0.0.0."""
+    major, minor = version.lstrip("v").split(".")[:2]
     flags = []
     for package in ("k8s.io/client-go/pkg/version", "k8s.io/component-base/version"):
         flags += [
-            f"-X {package}.gitVersion=v{versions.KUBERNETES}",
-            f"-X {package}.gitMajor=1",
+            f"-X {package}.gitVersion=v{version.lstrip('v')}",
+            f"-X {package}.gitMajor={major}",
             f"-X {package}.gitMinor={minor}",
             f"-X {package}.gitTreeState=clean",
             f"-X {package}.buildDate=2026-01-01T00:00:00Z",
@@ -72,7 +73,7 @@ def _make_kubernetes(build: GoBuild) -> None:
             f"k8s.io/kubernetes/cmd/{command}",
             command,
             source,
-            ldflags=_version_ldflags(),
+            ldflags=kubernetes_version_ldflags(versions.KUBERNETES),
             tags="selinux,notest,grpcnotrace",
         )
 

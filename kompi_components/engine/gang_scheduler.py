@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 import shutil
 
+from kompi_components.engine.cluster_binaries import kubernetes_version_ldflags
 from kompi_components.engine.gobuild import Component, GoBuild
 
 # Move to versions.py (changes the cache key). v0.33.5 is served by the proxy; v0.35.0 is refused and the
@@ -43,20 +44,6 @@ def wrapper_go_mod(upstream: str) -> str:
     )
 
 
-def _version_ldflags(kubernetes: str) -> str:
-    """The Kubernetes libraries it is built from (what `--version` reports), not v0.0.0."""
-    major, minor = kubernetes.lstrip("v").split(".")[:2]
-    flags = []
-    for package in ("k8s.io/client-go/pkg/version", "k8s.io/component-base/version"):
-        flags += [
-            f"-X {package}.gitVersion={kubernetes}",
-            f"-X {package}.gitMajor={major}",
-            f"-X {package}.gitMinor={minor}",
-            f"-X {package}.gitTreeState=clean",
-        ]
-    return " ".join(flags)
-
-
 def _make(build: GoBuild) -> None:
     module = build.module_dir(MODULE, f"v{SCHEDULER_PLUGINS}")
     upstream = (module / "go.mod").read_text()
@@ -71,7 +58,7 @@ def _make(build: GoBuild) -> None:
         build.go_run(["mod", "tidy"], source, "wrapper module scheduler-plugins")
         inputs.write_text(go_mod)
     for binary, package in commands.items():
-        build.build(package, binary, source, ldflags=_version_ldflags(_kubernetes_version(upstream)))
+        build.build(package, binary, source, ldflags=kubernetes_version_ldflags(_kubernetes_version(upstream)))
     for name, relative in CRDS.items():
         shutil.copyfile(module / relative, build.bin / name)
 
