@@ -8,12 +8,12 @@ from __future__ import annotations
 import re
 import shutil
 
+from kompi_components.engine import versions
 from kompi_components.engine.cluster_binaries import kubernetes_version_ldflags
 from kompi_components.engine.gobuild import Component, GoBuild
 
 # Move to versions.py (changes the cache key). v0.33.5 is served by the proxy; v0.35.0 is refused and the
 # version list is refused, so newer releases cannot be discovered from here.
-SCHEDULER_PLUGINS = "0.33.5"
 MODULE = "sigs.k8s.io/scheduler-plugins"
 SCHEDULER_BINARY = "kube-scheduler-plugins"
 CONTROLLER_BINARY = "scheduler-plugins-controller"
@@ -40,12 +40,12 @@ def wrapper_go_mod(upstream: str) -> str:
     go_line = re.search(r"^go (\S+)", upstream, re.MULTILINE)
     return (
         f"module kompi.local/scheduler-plugins\n\ngo {go_line.group(1) if go_line else '1.24.0'}\n\n"
-        f"require {MODULE} v{SCHEDULER_PLUGINS}\n\nreplace (\n{_mirrored_replaces(upstream)})\n"
+        f"require {MODULE} v{versions.SCHEDULER_PLUGINS}\n\nreplace (\n{_mirrored_replaces(upstream)})\n"
     )
 
 
 def _make(build: GoBuild) -> None:
-    module = build.module_dir(MODULE, f"v{SCHEDULER_PLUGINS}")
+    module = build.module_dir(MODULE, f"v{versions.SCHEDULER_PLUGINS}")
     upstream = (module / "go.mod").read_text()
     go_mod = wrapper_go_mod(upstream)
     source = build.source_dir("scheduler-plugins")
@@ -67,7 +67,7 @@ COMPONENTS = (
     Component(
         "scheduler-plugins",
         (SCHEDULER_BINARY, CONTROLLER_BINARY),
-        f"scheduler-plugins-{SCHEDULER_PLUGINS}",
+        f"scheduler-plugins-{versions.SCHEDULER_PLUGINS}",
         _make,
     ),
 )

@@ -9,6 +9,8 @@ import json
 KUBERNETES = "1.36.3"
 ETCD = "3.6.16"
 KWOK = "0.8.0"
+# sigs.k8s.io/scheduler-plugins (Coscheduling): the newest the proxy serves (v0.35.0 is refused)
+SCHEDULER_PLUGINS = "0.33.5"
 
 # Pulumi CLI (github.com/pulumi/pulumi/pkg/v3, package cmd/pulumi). 3.272.0 is refused by the proxy.
 PULUMI = "3.274.0"

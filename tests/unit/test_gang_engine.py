@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from kompi_components.engine import gang_scheduler, local_gang
+from kompi_components.engine import gang_scheduler, local_gang, versions
 from kompi_components.engine.gang_watch import NO_SCHEDULER_AFTER, gang_state
 from kompi_components.engine.local_cluster import STAND_IN_SCHEDULERS
 from kompi_components.engine.pki import CLIENTS
@@ -31,7 +31,7 @@ replace k8s.io/externaljwt => k8s.io/externaljwt v0.33.5
 def test_wrapper_module_repeats_every_published_replace() -> None:
     go_mod = gang_scheduler.wrapper_go_mod(UPSTREAM)
     assert "go 1.24.0" in go_mod
-    assert f"require sigs.k8s.io/scheduler-plugins v{gang_scheduler.SCHEDULER_PLUGINS}" in go_mod
+    assert f"require sigs.k8s.io/scheduler-plugins v{versions.SCHEDULER_PLUGINS}" in go_mod
     for line in (
         "k8s.io/api => k8s.io/api v0.33.5",
         "k8s.io/kubernetes => k8s.io/kubernetes v1.33.5",
