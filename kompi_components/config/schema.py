@@ -137,8 +137,9 @@ DEFAULT_SCHEDULERS: dict[str, str] = {
 class GangSettings(Model):
     enabled: bool = Field(default=False, description="schedule master and workers as one gang")
     mode: GangMode = Field(
-        default="pdb",
-        description="pdb: kube-batch style PodDisruptionBudget; volcano or scheduler-plugins: a PodGroup",
+        default="scheduler-plugins",
+        description="scheduler-plugins or volcano: a PodGroup for that scheduler; pdb: kube-batch style "
+        "PodDisruptionBudget (kube-batch is retired: for imported kube-openmpi stacks)",
     )
     scheduler_name: str | None = Field(
         default=None,

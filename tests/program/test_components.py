@@ -120,6 +120,6 @@ def test_pods_wait_for_namespace_ssh_secret_and_network(statefulset_name: str) -
         "secret-kompi-ssh",
         "service-kompi",
         "networkpolicy-kompi",
-        "poddisruptionbudget-kompi",
+        "podgroup-kompi",  # the default gang mode, scheduler-plugins
     }
     assert expected <= dependencies
