@@ -9,9 +9,12 @@ import shutil
 import sys
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kompi_components.engine import paths
+
+if TYPE_CHECKING:
+    from kompi_components.engine.local_cluster import LocalCluster
 
 EXIT_FAILED = 1
 EXIT_BAD_INPUT = 2
@@ -35,12 +38,12 @@ def _engine_build(args: argparse.Namespace) -> int:
 
 
 # ---------------------------------------------------------------- local
-def _cluster(args: argparse.Namespace) -> Any:
+def _cluster(args: argparse.Namespace) -> LocalCluster:
     from kompi_components.engine.local_cluster import FakeNodes, LocalCluster
 
     return LocalCluster(
         state=Path(args.dir) if args.dir else paths.default_cluster_dir(),
-        nodes=FakeNodes(count=getattr(args, "nodes", 4), gpus=getattr(args, "gpus_per_node", 8)),
+        nodes=FakeNodes(count=args.nodes, gpus=args.gpus_per_node),
     )
 
 
