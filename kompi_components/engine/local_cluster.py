@@ -291,9 +291,6 @@ class LocalCluster:
             f"--service-account-private-key-file={pki / 'sa.key'}",
             f"--cluster-signing-cert-file={pki / 'ca.crt'}",
             f"--cluster-signing-key-file={pki / 'ca.key'}",
-            # the default 20 requests/s makes a 512-pod StatefulSet wait on this test cluster's client, not on kompi
-            "--kube-api-qps=200",
-            "--kube-api-burst=400",
             "--profiling=false",
         ]
 
