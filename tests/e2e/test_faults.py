@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import signal
 from collections.abc import Iterator
+from contextlib import suppress
+from pathlib import Path
 
 import pytest
 
@@ -37,12 +39,33 @@ def assert_destroy_leaves_no_orphan(project: Project, kubectl: Kubectl, namespac
     wait_until("no kompi object left", lambda: kubectl.items(KINDS, namespace, selector) == [], 60)
 
 
+def provider_plugins() -> set[int]:
+    return {
+        int(entry.name)
+        for entry in Path("/proc").iterdir()
+        if entry.name.isdigit() and "pulumi-resource-" in _command_line(entry)
+    }
+
+
+def _command_line(process: Path) -> str:
+    try:
+        return (process / "cmdline").read_text(errors="replace")
+    except OSError:
+        return ""
+
+
 def test_up_killed_midway_then_refresh_and_up_converge(project_factory, kubectl: Kubectl, own_namespace) -> None:
     project = project_in(project_factory, own_namespace)
+    plugins_before = provider_plugins()
     running = project.start("up")
     wait_until("the first objects", lambda: kubectl.get("secret", "kompi-dev-ssh", own_namespace) is not None, 120)
     os.killpg(running.pid, signal.SIGKILL)  # the whole process group, as a cancelled CI job is killed
     running.wait(30)
+    # The CLI starts its provider plugins in process groups of their own, so they outlive a killed group
+    # (as they would on a CI runner); this test must not leave them behind.
+    for orphan in provider_plugins() - plugins_before:
+        with suppress(ProcessLookupError):
+            os.kill(orphan, signal.SIGKILL)
 
     project.kompi("refresh")
     project.kompi("up")
