@@ -11,7 +11,9 @@ import re
 from typing import Any
 
 # Kubernetes' quantity grammar, non-negative: a number, then a binary or decimal SI suffix or an exponent.
-QUANTITY = re.compile(r"^\+?([0-9]+(\.[0-9]*)?|\.[0-9]+)(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E|[eE][+-]?[0-9]+)?$")
+QUANTITY = re.compile(
+    r"^\+?(?P<number>[0-9]+(\.[0-9]*)?|\.[0-9]+)(?P<suffix>Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E|[eE][+-]?[0-9]+)?$"
+)
 QUANTITY_EXPECTED = "a Kubernetes quantity such as 500m, 2 or 4Gi"
 RESOURCES_EXPECTED = "an object with requests/limits maps of quantities, e.g. {limits: {memory: 2Gi}}"
 

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
 from fractions import Fraction
 from typing import Any
+
+from kompi_components.config.formats import QUANTITY  # the one grammar: the schema checks with it too
 
 _SUFFIXES: dict[str, Fraction] = {
     "": Fraction(1),
@@ -25,16 +26,13 @@ _SUFFIXES: dict[str, Fraction] = {
     "Pi": Fraction(2**50),
     "Ei": Fraction(2**60),
 }
-_QUANTITY = re.compile(
-    r"^\+?(?P<number>[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?P<suffix>[KMGTPE]i|[numkMGTPE]|[eE][+-]?[0-9]+)?$"
-)
 # bytes print with the largest binary suffix that keeps the number whole, counts plain or in milli (cpu)
 _PRINT_ORDER = ("Ei", "Pi", "Ti", "Gi", "Mi", "Ki")
 
 
 def parse(value: object) -> Fraction:
     """A quantity as an exact number of base units; the schema has already refused malformed ones."""
-    found = _QUANTITY.match(str(value).strip())
+    found = QUANTITY.match(str(value).strip())
     if found is None:
         raise ValueError(f"not a Kubernetes quantity: {value!r}")
     suffix = found["suffix"] or ""
