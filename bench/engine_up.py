@@ -16,6 +16,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.scaling_report import report
 from kompi_components.engine.build import build_engine
 from kompi_components.engine.local_cluster import FakeNodes, LocalCluster, Ports
 from tests.e2e.project import Project
@@ -55,11 +56,7 @@ def main() -> int:
     failed = False
     for label, samples in (("kompi up", up), ("kompi preview", preview)):
         times = {n: statistics.median(values) for n, values in samples.items()}
-        ratio = times[WORKERS[-1]] / times[WORKERS[0]]
-        figures = ", ".join(f"T({n})={seconds:.1f} s" for n, seconds in times.items())
-        verdict = "ok" if ratio <= LIMIT else f"OVER the {LIMIT} limit"
-        print(f"{label}: {figures}; T({WORKERS[-1]})/T({WORKERS[0]}) = {ratio:.2f} ({verdict})")
-        failed |= ratio > LIMIT
+        failed |= report(label, times, LIMIT, lambda seconds: f"{seconds:.1f} s")
     return 1 if failed else 0
 
 

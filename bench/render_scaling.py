@@ -15,6 +15,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.scaling_report import report
 from kompi_components.render import render_objects, to_yaml
 from tests.pulumi_mocks import run_program
 from tests.stacks import EVERY_FEATURE, as_config
@@ -50,12 +51,7 @@ def _median_seconds(action: Callable[[dict[str, str]], None]) -> dict[int, float
 def main() -> int:
     failed = False
     for label, action in (("render", _render), ("program construction (Pulumi mocks)", _construct)):
-        times = _median_seconds(action)
-        ratio = times[WORKERS[-1]] / times[WORKERS[0]]
-        figures = ", ".join(f"T({n})={seconds * 1000:.1f} ms" for n, seconds in times.items())
-        verdict = "ok" if ratio <= LIMIT else f"OVER the {LIMIT} limit"
-        print(f"{label}: {figures}; T({WORKERS[-1]})/T({WORKERS[0]}) = {ratio:.3f} ({verdict})")
-        failed |= ratio > LIMIT
+        failed |= report(label, _median_seconds(action), LIMIT, lambda seconds: f"{seconds * 1000:.1f} ms")
     return 1 if failed else 0
 
 
