@@ -14,11 +14,18 @@ from collections.abc import Callable
 from pathlib import Path
 
 
-def _pulumi_runs(pid: int) -> bool:
+def process_runs(pid: int, command: str) -> bool:
+    """Whether ``pid`` is a live process named ``command``. A zombie does not count: a killed CLI whose
+    parent died too is reparented to PID 1, and an init that does not reap (as on CI's VMs) keeps it
+    in the process table, name and all, for ever."""
     try:
-        return Path(f"/proc/{pid}/comm").read_text().strip() == "pulumi"
+        stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return False
+    # "pid (comm) state ...": comm may hold spaces and parentheses, so split at the last ')'.
+    name = stat[stat.index("(") + 1 : stat.rindex(")")]
+    state = stat[stat.rindex(")") + 2 :].split(" ", 1)[0]
+    return name == command and state not in ("Z", "X")
 
 
 def remove_stale_locks(backend_url: str, project: str, stack: str, log: Callable[[str], None]) -> list[Path]:
@@ -31,7 +38,7 @@ def remove_stale_locks(backend_url: str, project: str, stack: str, log: Callable
             holder = json.loads(lock.read_text())
         except (OSError, json.JSONDecodeError):
             continue
-        if holder.get("hostname") != socket.gethostname() or _pulumi_runs(int(holder.get("pid", 0))):
+        if holder.get("hostname") != socket.gethostname() or process_runs(int(holder.get("pid", 0)), "pulumi"):
             continue
         lock.unlink(missing_ok=True)
         Path(f"{lock}.attrs").unlink(missing_ok=True)

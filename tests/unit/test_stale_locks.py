@@ -1,0 +1,78 @@
+"""Stale locks of a killed CLI are removed; a live operation's lock and other hosts' locks are kept."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from kompi_components.engine.stale_locks import process_runs, remove_stale_locks
+
+
+@pytest.fixture
+def fake_pulumi(tmp_path: Path) -> Path:
+    """An executable whose process is named `pulumi` (a copy of sleep), so the check meets a real process."""
+    program = tmp_path / "bin" / "pulumi"
+    program.parent.mkdir()
+    shutil.copy(shutil.which("sleep") or "/bin/sleep", program)
+    return program
+
+
+@pytest.fixture
+def zombie(fake_pulumi: Path) -> Iterator[int]:
+    """A `pulumi` that has exited but was not reaped: what a SIGKILLed CLI becomes under a non-reaping init."""
+    process = subprocess.Popen([str(fake_pulumi), "0"])
+    deadline = time.monotonic() + 10
+    while " Z " not in Path(f"/proc/{process.pid}/stat").read_text() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    yield process.pid
+    process.wait()
+
+
+@pytest.fixture
+def running(fake_pulumi: Path) -> Iterator[int]:
+    process = subprocess.Popen([str(fake_pulumi), "60"])
+    yield process.pid
+    process.kill()
+    process.wait()
+
+
+def write_lock(backend: Path, pid: int, hostname: str) -> Path:
+    lock = backend / ".pulumi" / "locks" / "organization" / "kompi" / "dev" / f"lock-{pid}.json"
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    lock.write_text(json.dumps({"pid": pid, "hostname": hostname, "timestamp": "2026-12-01T05:09:43Z"}))
+    return lock
+
+
+def test_a_zombie_is_not_a_running_process(zombie: int, running: int) -> None:
+    assert process_runs(running, "pulumi")
+    assert not process_runs(zombie, "pulumi")
+    assert not process_runs(running, "sleep")  # a reused pid under another name is not the CLI
+
+
+def test_the_lock_of_a_killed_cli_is_removed_and_said(tmp_path: Path, zombie: int) -> None:
+    lock = write_lock(tmp_path / "state", zombie, socket.gethostname())
+    said: list[str] = []
+    removed = remove_stale_locks(f"file://{tmp_path / 'state'}?no_tmp_dir=true", "kompi", "dev", said.append)
+    assert removed == [lock] and not lock.exists()
+    assert said == [f"removed a stale lock of stack dev: pid {zombie} of 2026-12-01T05:09:43Z is gone"]
+
+
+def test_a_running_operations_lock_and_another_hosts_lock_are_kept(tmp_path: Path, running: int) -> None:
+    ours = write_lock(tmp_path / "state", running, socket.gethostname())
+    theirs = write_lock(tmp_path / "state", 999_999_999, "another-host")
+    said: list[str] = []
+    assert remove_stale_locks(f"file://{tmp_path / 'state'}", "kompi", "dev", said.append) == []
+    assert ours.exists() and theirs.exists() and said == []
+
+
+def test_other_backends_are_not_touched(tmp_path: Path, zombie: int) -> None:
+    lock = write_lock(tmp_path / "state", zombie, socket.gethostname())
+    assert remove_stale_locks("s3://bucket/state", "kompi", "dev", print) == []
+    assert lock.exists()
