@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import sys
 
-from kompi_components.engine import cluster_binaries, gang_scheduler, pulumi_binaries
+from kompi_components.engine import cluster_binaries, gang_scheduler, node_binaries, pulumi_binaries
 from kompi_components.engine.gobuild import BuildError, Component, GoBuild, build_components
 
-COMPONENTS: tuple[Component, ...] = cluster_binaries.COMPONENTS + gang_scheduler.COMPONENTS + pulumi_binaries.COMPONENTS
+COMPONENTS: tuple[Component, ...] = (
+    cluster_binaries.COMPONENTS + gang_scheduler.COMPONENTS + pulumi_binaries.COMPONENTS + node_binaries.COMPONENTS
+)
 
 
 def _progress(line: str) -> None:

@@ -44,11 +44,13 @@ def _cluster(args: argparse.Namespace) -> LocalCluster:
     return LocalCluster(
         state=Path(args.dir) if args.dir else paths.default_cluster_dir(),
         nodes=FakeNodes(count=args.nodes, gpus=args.gpus_per_node),
+        real_node=args.node == "real",
     )
 
 
 def _local(args: argparse.Namespace) -> int:
     from kompi_components.engine.local_cluster import LocalClusterError
+    from kompi_components.engine.real_node import RealNodeError
 
     cluster = _cluster(args)
     try:
@@ -66,7 +68,7 @@ def _local(args: argparse.Namespace) -> int:
                 print(f"{name}: {'running' if alive else 'NOT running'}")
             print(f"KUBECONFIG={cluster.kubeconfig}")
             return 0 if all(status.values()) else EXIT_FAILED
-    except LocalClusterError as error:
+    except (LocalClusterError, RealNodeError) as error:
         print(f"error: {error}", file=sys.stderr)
         return EXIT_FAILED
     return 0
@@ -183,6 +185,12 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
     local.add_argument("--dir", help=f"state directory (default: {paths.default_cluster_dir()})")
     local.add_argument("--nodes", type=int, default=4, help="fake nodes (default: 4)")
     local.add_argument("--gpus-per-node", type=int, default=8, help="nvidia.com/gpu per node (default: 8)")
+    local.add_argument(
+        "--node",
+        choices=("kwok", "real"),
+        default="kwok",
+        help="kwok: fake nodes, no containers (default); real: one kubelet with containerd running kompi's images",
+    )
     local.set_defaults(run=_local)
 
     for operation, text in (

@@ -23,19 +23,8 @@ KWOK_STAGES = (
 )
 
 
-def _write_module(build: GoBuild, name: str, go_mod: str, tools: list[str]) -> GoBuild:
-    """A wrapper module requiring what we build; `go mod tidy` resolves it once."""
-    source = build.source_dir(name)
-    if not (source / "go.sum").exists() or (source / "go.mod").read_text() != go_mod:
-        (source / "go.mod").write_text(go_mod)
-        imports = "".join(f'\t_ "{tool}"\n' for tool in tools)
-        (source / "tools.go").write_text(f"//go:build tools\n\npackage tools\n\nimport (\n{imports})\n")
-        build.go_run(["mod", "tidy"], source, f"wrapper module {name}")
-        (source / "go.mod").write_text(go_mod)  # tidy may reorder; keep ours as the stamp of the inputs
-    return build
-
-
-def _kubernetes_go_mod(build: GoBuild) -> str:
+def kubernetes_go_mod(build: GoBuild, name: str) -> str:
+    """A wrapper module ``kompi.local/NAME`` requiring k8s.io/kubernetes with its staging modules published."""
     upstream = (build.module_dir("k8s.io/kubernetes", f"v{versions.KUBERNETES}") / "go.mod").read_text()
     go_line = re.search(r"^go (\S+)", upstream, re.MULTILINE)
     staging = sorted(set(re.findall(r"^\s*(k8s\.io/[a-z0-9-]+) => \./staging", upstream, re.MULTILINE)))
@@ -43,7 +32,7 @@ def _kubernetes_go_mod(build: GoBuild) -> str:
     godebug = "\n".join(line for line in upstream.splitlines() if line.startswith("godebug"))
     replaces = "".join(f"\t{module} => {module} {staging_version}\n" for module in staging)
     return (
-        f"module kompi.local/kubernetes\n\ngo {go_line.group(1) if go_line else '1.26.0'}\n\n{godebug}\n\n"
+        f"module kompi.local/{name}\n\ngo {go_line.group(1) if go_line else '1.26.0'}\n\n{godebug}\n\n"
         f"require k8s.io/kubernetes v{versions.KUBERNETES}\n\nreplace (\n{replaces})\n"
     )
 
@@ -65,9 +54,9 @@ def kubernetes_version_ldflags(version: str) -> str:
 
 
 def _make_kubernetes(build: GoBuild) -> None:
-    go_mod = _kubernetes_go_mod(build)
-    _write_module(build, "kubernetes", go_mod, [f"k8s.io/kubernetes/cmd/{c}" for c in KUBERNETES_COMMANDS])
-    source = build.source_dir("kubernetes")
+    go_mod = kubernetes_go_mod(build, "kubernetes")
+    tools = [f"k8s.io/kubernetes/cmd/{c}" for c in KUBERNETES_COMMANDS]
+    source = build.wrapper_module("kubernetes", go_mod, {}, tools)
     for command in KUBERNETES_COMMANDS:
         build.build(
             f"k8s.io/kubernetes/cmd/{command}",
@@ -84,8 +73,7 @@ def _make_etcd(build: GoBuild) -> None:
         f"\tgo.etcd.io/etcd/server/v3 v{versions.ETCD}\n\tgo.etcd.io/etcd/etcdctl/v3 v{versions.ETCD}\n)\n"
     )
     build.module_dir("go.etcd.io/etcd/server/v3", f"v{versions.ETCD}")
-    _write_module(build, "etcd", go_mod, ["go.etcd.io/etcd/server/v3", "go.etcd.io/etcd/etcdctl/v3"])
-    source = build.source_dir("etcd")
+    source = build.wrapper_module("etcd", go_mod, {}, ["go.etcd.io/etcd/server/v3", "go.etcd.io/etcd/etcdctl/v3"])
     build.build("go.etcd.io/etcd/server/v3", "etcd", source)
     build.build("go.etcd.io/etcd/etcdctl/v3", "etcdctl", source)
 
@@ -93,8 +81,8 @@ def _make_etcd(build: GoBuild) -> None:
 def _make_kwok(build: GoBuild) -> None:
     module = build.module_dir("sigs.k8s.io/kwok", f"v{versions.KWOK}")
     go_mod = f"module kompi.local/kwok\n\ngo 1.26.0\n\nrequire sigs.k8s.io/kwok v{versions.KWOK}\n"
-    _write_module(build, "kwok", go_mod, ["sigs.k8s.io/kwok/cmd/kwok"])
-    build.build("sigs.k8s.io/kwok/cmd/kwok", "kwok", build.source_dir("kwok"))
+    source = build.wrapper_module("kwok", go_mod, {}, ["sigs.k8s.io/kwok/cmd/kwok"])
+    build.build("sigs.k8s.io/kwok/cmd/kwok", "kwok", source)
     stages = "\n---\n".join((module / "kustomize" / "stage" / f"{stage}.yaml").read_text() for stage in KWOK_STAGES)
     (build.bin / "kwok-stages.yaml").write_text(stages)
     shutil.copyfile(module / "kustomize/stage/volume/fast/storage-class.yaml", build.bin / "kwok-storage-class.yaml")

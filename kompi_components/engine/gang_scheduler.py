@@ -48,15 +48,8 @@ def _make(build: GoBuild) -> None:
     module = build.module_dir(MODULE, f"v{versions.SCHEDULER_PLUGINS}")
     upstream = (module / "go.mod").read_text()
     go_mod = wrapper_go_mod(upstream)
-    source = build.source_dir("scheduler-plugins")
     commands = {SCHEDULER_BINARY: f"{MODULE}/cmd/scheduler", CONTROLLER_BINARY: f"{MODULE}/cmd/controller"}
-    inputs = source / "kompi-inputs.mod"  # what go.mod was before tidy added the indirect requirements
-    if not (source / "go.sum").exists() or not inputs.exists() or inputs.read_text() != go_mod:
-        (source / "go.mod").write_text(go_mod)
-        imports = "".join(f'\t_ "{package}"\n' for package in commands.values())
-        (source / "tools.go").write_text(f"//go:build tools\n\npackage tools\n\nimport (\n{imports})\n")
-        build.go_run(["mod", "tidy"], source, "wrapper module scheduler-plugins")
-        inputs.write_text(go_mod)
+    source = build.wrapper_module("scheduler-plugins", go_mod, {}, list(commands.values()))
     for binary, package in commands.items():
         build.build(package, binary, source, ldflags=kubernetes_version_ldflags(_kubernetes_version(upstream)))
     for name, relative in CRDS.items():

@@ -93,6 +93,23 @@ class GoBuild:
         self.go_run([*args, "-o", f"{target}.tmp", package], cwd, f"{package} (for {output})")
         os.replace(f"{target}.tmp", target)
 
+    def wrapper_module(self, name: str, go_mod: str, files: dict[str, str], tools: Sequence[str] = ()) -> Path:
+        """src/NAME: a module (go.mod, FILES, a tools.go importing TOOLS) that `go mod tidy` resolves
+        whenever its inputs change; returns its directory."""
+        source = self.source_dir(name)
+        imports = "".join(f'\t_ "{tool}"\n' for tool in tools)
+        files = files | {"tools.go": f"//go:build tools\n\npackage tools\n\nimport (\n{imports})\n"} if tools else files
+        inputs = json.dumps({"go.mod": go_mod, **files}, sort_keys=True)
+        stamp = source / "kompi-inputs.json"
+        for relative, text in files.items():
+            (source / relative).parent.mkdir(parents=True, exist_ok=True)
+            (source / relative).write_text(text)
+        if not (source / "go.sum").exists() or not stamp.exists() or stamp.read_text() != inputs:
+            (source / "go.mod").write_text(go_mod)
+            self.go_run(["mod", "tidy"], source, f"wrapper module {name}")
+            stamp.write_text(inputs)
+        return source
+
     # -- stamps: a component is up to date when its binaries exist and its stamp matches its versions
     def _stamp(self, name: str) -> Path:
         return self.root / "stamps" / name

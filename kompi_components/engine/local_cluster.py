@@ -21,6 +21,7 @@ from kompi_components.engine import local_gang, paths, versions
 from kompi_components.engine.gang_scheduler import CONTROLLER_BINARY, SCHEDULER_BINARY
 from kompi_components.engine.pki import issue_missing_clients, make_pki
 from kompi_components.engine.processes import ProcessTable
+from kompi_components.engine.real_node import RealNode
 
 SERVICE_CIDR = "10.96.0.0/16"  # virtual only: nothing routes there (no kube-proxy)
 SERVICE_IP = "10.96.0.1"
@@ -95,6 +96,12 @@ class LocalCluster:
     bin: Path = field(default_factory=paths.bin_dir)
     ports: Ports = field(default_factory=Ports)
     nodes: FakeNodes = field(default_factory=FakeNodes)
+    real_node: bool = False  # one real node (kubelet, containerd) instead of kwok's fake ones
+    node_images: tuple[str, ...] | None = None  # images the real node gets (default: every localhost/kompi)
+
+    @property
+    def node(self) -> RealNode:
+        return RealNode(self.state, self.bin, self.ports.apiserver, SERVICE_IP)
 
     @property
     def kubeconfig(self) -> Path:
@@ -122,6 +129,8 @@ class LocalCluster:
             )
         self._check_binaries()
         self._check_ports_free()
+        if self.real_node:
+            self.node.check_host()
         started = time.monotonic()
         self.state.mkdir(parents=True, exist_ok=True)
         self.processes.file.unlink(missing_ok=True)
@@ -131,7 +140,8 @@ class LocalCluster:
             log("start failed: stopping what was started")
             self.down()
             raise
-        (self.state / "cluster.json").write_text(json.dumps({"ports": asdict(self.ports)}, indent=1))
+        description = {"ports": asdict(self.ports), "realNode": self.real_node}
+        (self.state / "cluster.json").write_text(json.dumps(description, indent=1))
         log(f"local cluster up in {time.monotonic() - started:.1f} s")
         return self.kubeconfig
 
@@ -192,7 +202,7 @@ class LocalCluster:
             make_pki(pki, SERVICE_IP)
         issue_missing_clients(pki)  # a cluster directory from before the gang scheduler lacks its users
         self._write_kubeconfig(self.kubeconfig, "admin")
-        for identity in ("controller-manager", "scheduler", "kwok", *local_gang.PROCESS_NAMES):
+        for identity in ("controller-manager", "scheduler", "kwok", "coredns", *local_gang.PROCESS_NAMES):
             self._write_kubeconfig(self.state / f"{identity}.kubeconfig", identity)
         etcd_data = self.state / "etcd"
         etcd_data.mkdir(mode=0o700, exist_ok=True)
@@ -216,7 +226,8 @@ class LocalCluster:
         self.start_apiserver(log)
         self.processes.start("kube-controller-manager", self._controller_manager_command())
         self.processes.start("kube-scheduler", self._scheduler_command())
-        self.processes.start("kwok", self._kwok_command())
+        if not self.real_node:
+            self.processes.start("kwok", self._kwok_command())
         insecure = ssl._create_unverified_context()  # their self-signed serving certs; health only
         self._wait(
             "kube-controller-manager",
@@ -229,7 +240,9 @@ class LocalCluster:
         for crd in sorted(self.bin.glob("crd-*.yaml")):
             self.kubectl("apply", "--server-side", "-f", str(crd))
         self._start_gang_scheduler(log)
-        if self.nodes.count:
+        if self.real_node:
+            self.node.up(log, self.node_images)
+        elif self.nodes.count:
             self.kubectl("apply", "-f", "-", input_text=yaml.safe_dump_all(self.nodes.manifests()))
             self._wait(f"{self.nodes.count} kwok nodes", 90, self._nodes_ready, log)
         self._wait("default ServiceAccount", 60, self._default_account_exists, log)
@@ -258,6 +271,7 @@ class LocalCluster:
             f"--client-ca-file={pki / 'ca.crt'}",
             f"--kubelet-client-certificate={pki / 'apiserver-kubelet-client.crt'}",
             f"--kubelet-client-key={pki / 'apiserver-kubelet-client.key'}",
+            "--kubelet-preferred-address-types=InternalIP",  # the real node's name is in no DNS
             "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
             f"--service-account-key-file={pki / 'sa.pub'}",
             f"--service-account-signing-key-file={pki / 'sa.key'}",
@@ -377,13 +391,14 @@ class LocalCluster:
     # ------------------------------------------------------------------ down / status
     def down(self) -> list[str]:
         """Stop exactly the processes `up` started, clients first; returns their names."""
-        stopped: list[str] = []
+        stopped: list[str] = self.node.down() if self.node.in_use() else []
         for group in STOP_ORDER:
             stopped += self.processes.stop(group)
         return stopped
 
     def status(self) -> dict[str, bool]:
-        return {entry.name: self.processes.alive(entry) for entry in self.processes.entries()}
+        table = self.processes.entries() + self.node.processes.entries()
+        return {entry.name: self.processes.alive(entry) for entry in table}
 
 
 def _http_ok(url: str, context: ssl.SSLContext | None = None) -> bool:

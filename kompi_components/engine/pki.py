@@ -33,6 +33,8 @@ CLIENTS = (
     # the gang scheduler and its PodGroup controller: users that RBAC grants only what they need
     Identity("scheduler-plugins", "kompi:scheduler-plugins"),
     Identity("scheduler-plugins-controller", "kompi:scheduler-plugins-controller"),
+    # the real node's cluster DNS: RBAC lets it read services, endpoint slices and namespaces
+    Identity("coredns", "kompi:coredns"),
 )
 
 
@@ -149,3 +151,13 @@ def issue_missing_clients(directory: Path) -> list[str]:
         for client in missing:
             ca.issue(directory, client.name, _name(client.common_name, client.groups), ExtendedKeyUsageOID.CLIENT_AUTH)
     return [client.name for client in missing]
+
+
+def issue_kubelet(directory: Path, node_name: str, node_ip: str) -> None:
+    """The kubelet's two certificates: its user for the Node authorizer (system:node:NAME in system:nodes)
+    and its serving certificate for the API server's exec/logs connections."""
+    ca = Authority.load(directory, "ca")
+    user = _name(f"system:node:{node_name}", ("system:nodes",))
+    ca.issue(directory, "kubelet-client", user, ExtendedKeyUsageOID.CLIENT_AUTH)
+    alt_names: list[x509.GeneralName] = [x509.DNSName(node_name), x509.IPAddress(ipaddress.ip_address(node_ip))]
+    ca.issue(directory, "kubelet-serving", _name(node_name), ExtendedKeyUsageOID.SERVER_AUTH, alt_names)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import time
@@ -60,11 +61,14 @@ class ProcessTable:
     def running(self) -> list[Started]:
         return [entry for entry in self.entries() if self.alive(entry)]
 
-    def start(self, name: str, command: Sequence[str], env: dict[str, str] | None = None) -> Started:
+    def start(
+        self, name: str, command: Sequence[str], env: dict[str, str] | None = None, launcher: Sequence[str] = ()
+    ) -> Started:
+        """Start COMMAND (through LAUNCHER, a program that execs it, such as `nsenter --net=...`)."""
         self.logs.mkdir(parents=True, exist_ok=True)
         with open(self.logs / f"{name}.log", "ab") as log:
             process = subprocess.Popen(
-                list(command),
+                [*launcher, *command],
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=subprocess.STDOUT,
@@ -72,7 +76,11 @@ class ProcessTable:
                 env=env,
             )
         _CHILDREN[process.pid] = process
-        entry = Started(name, process.pid, os.path.realpath(command[0]))
+        entry = Started(name, process.pid, os.path.realpath(shutil.which(command[0]) or command[0]))
+        if launcher:  # until the launcher has exec'd the command, the pid runs the launcher's executable
+            deadline = time.monotonic() + 5
+            while _exe(process.pid) != entry.exe and process.poll() is None and time.monotonic() < deadline:
+                time.sleep(0.01)
         self._save([*self.entries(), entry])
         return entry
 

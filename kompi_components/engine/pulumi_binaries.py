@@ -36,23 +36,6 @@ def _remote_replaces(go_mod: str) -> str:
     return "".join(f"replace {line}\n" for line in lines)
 
 
-def _write_module(build: GoBuild, name: str, go_mod: str, files: dict[str, str], tools: list[str]) -> Path:
-    """A wrapper module (go.mod, FILES, a tools.go importing TOOLS) resolved by `go mod tidy` when its inputs change."""
-    source = build.source_dir(name)
-    imports = "".join(f'\t_ "{tool}"\n' for tool in tools)
-    files = files | {"tools.go": f"//go:build tools\n\npackage tools\n\nimport (\n{imports})\n"} if tools else files
-    inputs = json.dumps({"go.mod": go_mod, **files}, sort_keys=True)
-    stamp = source / "kompi-inputs.json"
-    for relative, text in files.items():
-        (source / relative).parent.mkdir(parents=True, exist_ok=True)
-        (source / relative).write_text(text)
-    if not (source / "go.sum").exists() or not stamp.exists() or stamp.read_text() != inputs:
-        (source / "go.mod").write_text(go_mod)
-        build.go_run(["mod", "tidy"], source, f"wrapper module {name}")
-        stamp.write_text(inputs)
-    return source
-
-
 def _make_pulumi(build: GoBuild) -> None:
     version = f"v{versions.PULUMI}"
     upstream = (build.module_dir(PULUMI_PKG, version) / "go.mod").read_text()
@@ -61,7 +44,7 @@ def _make_pulumi(build: GoBuild) -> None:
         f"module kompi.local/pulumi\n\ngo {_go_line(upstream)}\n\n"
         f"require (\n\t{PULUMI_PKG} {version}\n\t{PULUMI_SDK} {version}\n)\n\n{_remote_replaces(upstream)}"
     )
-    source = _write_module(build, "pulumi", go_mod, {}, [f"{PULUMI_PKG}/cmd/pulumi"])
+    source = build.wrapper_module("pulumi", go_mod, {}, [f"{PULUMI_PKG}/cmd/pulumi"])
     ldflags = f"-X {PULUMI_SDK}/go/common/version.Version={version}"
     build.build(f"{PULUMI_PKG}/cmd/pulumi", "pulumi", source, ldflags=ldflags)
 
@@ -74,7 +57,7 @@ def _make_kubernetes_provider(build: GoBuild) -> None:
         f"require {KUBERNETES_PROVIDER} {versions.PULUMI_KUBERNETES_MODULE_VERSION}\n\n{_remote_replaces(upstream)}"
     )
     command = module / KUBERNETES_CMD
-    source = _write_module(build, "pulumi-kubernetes", go_mod, {"main.go": (command / "main.go").read_text()}, [])
+    source = build.wrapper_module("pulumi-kubernetes", go_mod, {"main.go": (command / "main.go").read_text()}, [])
     # the two embedded files are git-ignored upstream, so the module lacks them: the schema with its version, and
     # the terraform mapping, both as compact JSON
     schema = json.loads((command / "schema.json").read_text())
@@ -131,7 +114,7 @@ def _make_random_provider(build: GoBuild) -> None:
         if not (command / generated).exists():
             (command / generated).write_text("{}")
     files = _glue_files() | {"shim/go.mod": shim_go_mod}
-    source = _write_module(build, "pulumi-random", _random_go_mod(bridge), files, [])
+    source = build.wrapper_module("pulumi-random", _random_go_mod(bridge), files, [])
     version = f"-X {RANDOM_MODULE}/provider.Version={versions.PULUMI_RANDOM}"
     tfgen = source / "pulumi-tfgen-random"
     build.go_run(

@@ -9,6 +9,8 @@ import json
 KUBERNETES = "1.36.3"
 ETCD = "3.6.16"
 KWOK = "0.8.0"
+# github.com/coredns/coredns, the real node's cluster DNS
+COREDNS = "1.14.7"
 # sigs.k8s.io/scheduler-plugins (Coscheduling): the newest the proxy serves (v0.35.0 is refused)
 SCHEDULER_PLUGINS = "0.33.5"
 

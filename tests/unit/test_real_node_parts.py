@@ -1,0 +1,51 @@
+"""The real node's generated parts that need no node: containerd's config, the pause image, its addresses."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import tarfile
+import tomllib
+from pathlib import Path
+
+from kompi_components.engine.node_images import PAUSE_IMAGE, write_pause_archive
+from kompi_components.engine.real_node import NodeAddresses, _toml
+
+
+def test_containerd_config_is_the_toml_it_describes() -> None:
+    config = {
+        "version": 2,
+        "root": "/state/root",
+        "disabled_plugins": ["io.containerd.snapshotter.v1.aufs"],
+        "plugins": {
+            "io.containerd.grpc.v1.cri": {
+                "restrict_oom_score_adj": True,
+                "containerd": {"runtimes": {"runc": {"options": {"SystemdCgroup": False, "BinaryName": "/x/runc"}}}},
+            }
+        },
+    }
+    assert tomllib.loads(_toml(config)) == config
+
+
+def test_the_pause_archive_is_a_docker_archive_whose_layer_matches_its_config(tmp_path: Path) -> None:
+    binary = tmp_path / "kompi-pause"
+    binary.write_bytes(b"\x7fELF pretend")
+    binary.chmod(0o755)
+    write_pause_archive(binary, tmp_path / "pause.tar")
+    with tarfile.open(tmp_path / "pause.tar") as archive:
+        manifest = json.load(archive.extractfile("manifest.json"))  # type: ignore[arg-type]
+        config = json.load(archive.extractfile(manifest[0]["Config"]))  # type: ignore[arg-type]
+        layer = archive.extractfile(manifest[0]["Layers"][0]).read()  # type: ignore[union-attr]
+    assert manifest[0]["RepoTags"] == [PAUSE_IMAGE]
+    assert config["rootfs"]["diff_ids"] == [f"sha256:{hashlib.sha256(layer).hexdigest()}"]
+    assert config["config"]["Entrypoint"] == ["/pause"]
+    with tarfile.open(fileobj=io.BytesIO(layer)) as files:
+        member = files.getmember("pause")
+        assert member.mode & 0o111 and files.extractfile(member).read() == binary.read_bytes()  # type: ignore[union-attr]
+
+
+def test_a_test_clusters_node_does_not_collide_with_a_users() -> None:
+    user, test = NodeAddresses.for_cluster(16443), NodeAddresses.for_cluster(18443)
+    assert user.netns != test.netns and user.node_ip != test.node_ip and user.kubelet_port != test.kubelet_port
+    assert user.kubelet_port == 10250
