@@ -113,6 +113,7 @@ def _operation(args: argparse.Namespace) -> int:
     from kompi_components.config import ConfigError
     from kompi_components.engine.api_watch import watching_api
     from kompi_components.engine.automation import Workspace, interrupt_cli, run_operation, validate
+    from kompi_components.engine.job_readiness import JobReadinessError
     from kompi_components.engine.local_cluster import LocalClusterError
     from kompi_components.stack_files import StackFileError
 
@@ -134,6 +135,8 @@ def _operation(args: argparse.Namespace) -> int:
             return EXIT_FAILED
         with _gang_watch(workspace, args.operation), watching_api(interrupt_cli, _say) as api:
             result = run_operation(workspace, args.operation, on_output=lambda line: print(line, flush=True))
+            if args.operation == "up":
+                _wait_until_jobs_can_run(workspace)
     except CommandError as error:
         if api is not None and api.lost:
             print(
@@ -145,12 +148,27 @@ def _operation(args: argparse.Namespace) -> int:
         else:
             print(f"error: pulumi {args.operation} failed (details above): {_last_error_line(error)}", file=sys.stderr)
         return EXIT_FAILED
-    except LocalClusterError as error:
+    except (LocalClusterError, JobReadinessError) as error:
         print(f"error: {error}", file=sys.stderr)
         return EXIT_FAILED
     # last line, for scripts: the outputs after `up`, the {operation: count} summary after the others
     print(json.dumps(result, default=str))
     return 0
+
+
+def _wait_until_jobs_can_run(workspace: Any) -> None:
+    """Pulumi's wait is not enough for a job to run at once (see job_readiness); kubectl checks the rest."""
+    from kompi_components.config import load_config
+    from kompi_components.engine.job_readiness import wait_until_jobs_can_run
+    from kompi_components.stack_files import read_stack_config
+
+    kubectl = shutil.which("kubectl")
+    if kubectl is None:
+        _say("no kubectl: not checking that the rollouts finished and the master lists every worker")
+        return
+    _say("waiting until the rollouts finish and the master lists every worker")
+    config = load_config(read_stack_config(workspace.project_dir, workspace.stack))
+    wait_until_jobs_can_run(config, kubectl, _say)
 
 
 def _gang_watch(workspace: Any, operation: str) -> AbstractContextManager[None]:

@@ -1,0 +1,61 @@
+"""A local cluster with one real node (kubelet, containerd, runc) running kompi's images, for the session."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from kompi_components.engine.local_cluster import LocalCluster, Ports
+from tests.e2e.live import Kubectl
+from tests.e2e.project import Project
+from tests.images.conftest import container_tools, images  # noqa: F401  (fixtures: build kompi's images)
+
+# beside a user's cluster (default ports) and the kwok test cluster (+1000)
+NODE_TEST_PORTS = Ports.shifted(2000)
+# one node with two CPUs runs the master and up to three workers: ask for little
+SMALL_POD = {"resources": {"requests": {"cpu": "50m", "memory": "64Mi"}, "limits": {"memory": "1Gi"}}}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if Path(__file__).parent in item.path.parents:
+            item.add_marker(pytest.mark.containers)  # kompi's images run here
+
+
+@pytest.fixture(scope="session")
+def real_cluster(engine_bin: Path, images: dict[str, str], tmp_path_factory: pytest.TempPathFactory):  # noqa: F811
+    local = LocalCluster(
+        state=tmp_path_factory.mktemp("real-node-cluster"),
+        bin=engine_bin,
+        ports=NODE_TEST_PORTS,
+        real_node=True,
+        node_images=tuple(images.values()),
+    )
+    local.up(print)
+    try:
+        yield local
+    finally:
+        local.down()
+
+
+@pytest.fixture(scope="session")
+def node_kubectl(real_cluster: LocalCluster) -> Kubectl:
+    return Kubectl(real_cluster.bin / "kubectl", real_cluster.kubeconfig)
+
+
+@pytest.fixture
+def node_project(real_cluster: LocalCluster, tmp_path: Path) -> Iterator[Callable[..., Project]]:
+    """Copies of stacks sized for the one node; destroyed afterwards, also when a test failed."""
+    made: list[Project] = []
+
+    def make(stack: str, image_tag: str, **settings: object) -> Project:
+        project = Project.copy_of(stack, tmp_path / stack, real_cluster.kubeconfig)
+        project.set(imageTag=image_tag, masterPod=SMALL_POD, workerPod=SMALL_POD, **settings)
+        made.append(project)
+        return project
+
+    yield make
+    for project in made:
+        project.kompi("destroy", check=False)

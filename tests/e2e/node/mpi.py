@@ -1,0 +1,43 @@
+"""Running MPI jobs on the real node from the test: kubectl exec into the master, as a user does."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from tests.e2e.live import Kubectl
+
+# The MPI program the tests ship: passed to `python3 -c`, so no pod needs a copy of it.
+PROGRAM = (Path(__file__).parents[2] / "images" / "allreduce.py").read_text()
+
+
+def exec_in(kubectl: Kubectl, namespace: str, pod: str, *command: str, timeout: float = 120) -> str:
+    kubectl_exec = [str(kubectl.binary), "--kubeconfig", str(kubectl.kubeconfig), "exec", "-n", namespace, pod]
+    result = subprocess.run(
+        [*kubectl_exec, "-c", "mpi", "--", *command],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+    assert result.returncode == 0, f"{shlex.join(command)[:200]} in {pod} exited {result.returncode}: {result.stderr}"
+    return result.stdout
+
+
+def allreduce(kubectl: Kubectl, namespace: str, master: str, ranks: int) -> list[dict[str, Any]]:
+    """The shipped program over ``ranks`` ranks; one JSON report per rank, checked for the known sum."""
+    stdout = exec_in(kubectl, namespace, master, "mpiexec", "-n", str(ranks), "python3", "-c", PROGRAM)
+    reports = sorted(
+        (json.loads(line) for line in stdout.splitlines() if line.startswith("{")), key=lambda r: r["rank"]
+    )
+    assert [r["rank"] for r in reports] == list(range(ranks)), stdout
+    assert {r["sum"] for r in reports} == {ranks * (ranks + 1) // 2}
+    return reports
+
+
+def hostfile_hosts(kubectl: Kubectl, namespace: str, master: str) -> list[str]:
+    text = exec_in(kubectl, namespace, master, "sh", "-c", 'cat "$KOMPI_HOSTFILE"')
+    return [line.split()[0] for line in text.splitlines() if line.strip() and not line.startswith("#")]

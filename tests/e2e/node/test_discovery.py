@@ -1,0 +1,83 @@
+"""The master's hostfile follows the workers on a real node: scaling, and a worker pod deleted."""
+
+from __future__ import annotations
+
+import time
+
+from tests.e2e.live import Kubectl, pods_ready, wait_until
+from tests.e2e.node.mpi import allreduce, hostfile_hosts
+from tests.e2e.project import Project
+
+# kompi's discovery polls about once a second; the issue's promise is "within 2 s of Ready"
+CONVERGENCE_LIMIT = 2.0
+
+
+def pod_ready(kubectl: Kubectl, namespace: str, pod: str) -> bool:
+    live = kubectl.get("pod", pod, namespace)
+    conditions = (live or {}).get("status", {}).get("conditions", [])
+    return live is not None and any(c["type"] == "Ready" and c["status"] == "True" for c in conditions)
+
+
+def workers_in(hosts: list[str]) -> set[str]:
+    return {host.split(".", 1)[0] for host in hosts}
+
+
+def seconds_from_ready_to_hostfile(kubectl: Kubectl, namespace: str, master: str, worker: str) -> float:
+    """Watch ``worker`` become Ready, then its name appear in the master's hostfile; the gap in seconds."""
+    wait_until(f"{worker} Ready", lambda: pod_ready(kubectl, namespace, worker), 180)
+    ready_at = time.monotonic()
+    wait_until(
+        f"{worker} in the hostfile", lambda: worker in workers_in(hostfile_hosts(kubectl, namespace, master)), 30
+    )
+    return time.monotonic() - ready_at
+
+
+def test_hostfile_follows_scaling_and_a_deleted_worker(node_project, node_kubectl: Kubectl, images) -> None:
+    project: Project = node_project("dev", images["ompi4"].split(":", 1)[1])
+    master = project.last_json(project.kompi("up"))["masterPod"]
+    namespace = project.config()["kompi:namespace"]
+    wait_until("every pod Ready", lambda: pods_ready(node_kubectl, namespace), 120)
+    assert workers_in(hostfile_hosts(node_kubectl, namespace, master)) == {"kompi-dev-worker-0", "kompi-dev-worker-1"}
+
+    # 2 -> 3 while the master runs
+    project.set(workers=3)
+    running = project.start("up")
+    gap = seconds_from_ready_to_hostfile(node_kubectl, namespace, master, "kompi-dev-worker-2")
+    assert running.wait(300) == 0, running.stderr.read() if running.stderr else ""
+    print(f"\nhostfile has the new worker {gap:.2f} s after it became Ready")
+    assert gap <= CONVERGENCE_LIMIT
+    assert len({r["hostname"] for r in allreduce(node_kubectl, namespace, master, 3)}) == 3
+
+    # 3 -> 2: the hostfile drops the worker, the next 2-rank job launches without a failure
+    project.set(workers=2)
+    project.kompi("up")
+    wait_until(
+        "worker-2 out of the hostfile",
+        lambda: "kompi-dev-worker-2" not in workers_in(hostfile_hosts(node_kubectl, namespace, master)),
+        30,
+    )
+    assert len(allreduce(node_kubectl, namespace, master, 2)) == 2
+
+    # a worker pod deleted: the StatefulSet recreates it; the hostfile drops it and takes it back
+    old_uid = node_kubectl.get("pod", "kompi-dev-worker-1", namespace)["metadata"]["uid"]  # type: ignore[index]
+    node_kubectl.run("delete", "pod", "-n", namespace, "kompi-dev-worker-1", "--wait=false")
+    wait_until(
+        "worker-1 out of the hostfile",
+        lambda: "kompi-dev-worker-1" not in workers_in(hostfile_hosts(node_kubectl, namespace, master)),
+        60,
+    )
+    wait_until(
+        "a new worker-1",
+        lambda: (
+            (node_kubectl.get("pod", "kompi-dev-worker-1", namespace) or {}).get("metadata", {}).get("uid")
+            not in (None, old_uid)
+        ),
+        60,
+    )
+    gap = seconds_from_ready_to_hostfile(node_kubectl, namespace, master, "kompi-dev-worker-1")
+    print(f"hostfile has the recreated worker {gap:.2f} s after it became Ready")
+    assert gap <= CONVERGENCE_LIMIT
+    assert {r["hostname"] for r in allreduce(node_kubectl, namespace, master, 2)} == {
+        "kompi-dev-worker-0",
+        "kompi-dev-worker-1",
+    }

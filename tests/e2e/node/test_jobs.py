@@ -1,0 +1,128 @@
+"""kompi's job modes on a real node: the one-shot Job, and the data stack's preparation Job."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from kompi_components import contract
+from tests.e2e.live import Kubectl, pods_ready, wait_until
+from tests.e2e.node.mpi import PROGRAM, exec_in
+from tests.e2e.project import Project
+
+
+def job_pod(kubectl: Kubectl, namespace: str, job: str) -> dict[str, Any]:
+    pods = kubectl.items("pods", namespace, f"job-name={job}")
+    assert pods, f"no pod of job {job}"
+    return max(pods, key=lambda pod: pod["metadata"]["creationTimestamp"])
+
+
+def termination_message(pod: dict[str, Any]) -> str:
+    for status in pod["status"].get("containerStatuses", []):
+        if status["name"] == "mpi":
+            return str(status.get("state", {}).get("terminated", {}).get("message", ""))
+    return ""
+
+
+def job_finished(kubectl: Kubectl, namespace: str, job: str) -> bool:
+    status = (kubectl.get("job", job, namespace) or {}).get("status", {})
+    return bool(status.get("succeeded") or status.get("failed"))
+
+
+def test_one_shot_runs_once_keeps_the_exit_code_and_releases_the_workers(
+    node_project, node_kubectl: Kubectl, images
+) -> None:
+    command = ["mpiexec", "-n", "2", "python3", "-c", PROGRAM]
+    project: Project = node_project(
+        "dev", images["ompi4"].split(":", 1)[1], oneShot={"enabled": True, "command": command, "timeoutSeconds": 300}
+    )
+    project.kompi("up")
+    namespace, job = project.config()["kompi:namespace"], "kompi-dev-master"
+    wait_until("the one-shot Job finished", lambda: job_finished(node_kubectl, namespace, job), 300)
+    assert node_kubectl.get("job", job, namespace)["status"].get("succeeded") == 1  # type: ignore[index]
+    logs = node_kubectl.run("logs", "-n", namespace, f"job/{job}", "-c", "mpi").stdout
+    sums = [line for line in logs.splitlines() if '"sum": 3' in line]
+    assert len(sums) == 2, logs  # both ranks, once
+    assert termination_message(job_pod(node_kubectl, namespace, job)).startswith("exit code 0:")
+    # released with its own scoped Role: the StatefulSet is scaled to 0 and its pods are gone
+    wait_until(
+        "workers released",
+        lambda: (
+            node_kubectl.get("statefulset", "kompi-dev-worker", namespace)["spec"]["replicas"] == 0  # type: ignore[index]
+            and not node_kubectl.items("pods", namespace, "app.kubernetes.io/component=worker")
+        ),
+        120,
+    )
+
+
+def test_a_failing_one_shot_keeps_its_exit_code_and_the_workers(node_project, node_kubectl: Kubectl, images) -> None:
+    project: Project = node_project(
+        "dev",
+        images["ompi4"].split(":", 1)[1],
+        oneShot={"enabled": True, "command": ["sh", "-c", "exit 3"], "timeoutSeconds": 300},
+    )
+    project.kompi("up")
+    namespace, job = project.config()["kompi:namespace"], "kompi-dev-master"
+    wait_until("a failed one-shot pod", lambda: termination_message(job_pod(node_kubectl, namespace, job)) != "", 300)
+    assert termination_message(job_pod(node_kubectl, namespace, job)).startswith("exit code 3:")
+    assert node_kubectl.get("statefulset", "kompi-dev-worker", namespace)["spec"]["replicas"] == 2  # type: ignore[index]
+
+
+def shared_volume(kubectl: Kubectl, directory: Path, name: str, storage_class: str) -> None:
+    """A PersistentVolume on the node's disk for the data stack's claim (the test's stand-in for NFS)."""
+    directory.mkdir(parents=True)
+    os.chown(directory, contract.MPI_UID, contract.MPI_GID)  # a hostPath volume gets no fsGroup
+    volume = {
+        "apiVersion": "v1",
+        "kind": "PersistentVolume",
+        "metadata": {"name": name},
+        "spec": {
+            "capacity": {"storage": "1Gi"},
+            "accessModes": ["ReadWriteMany", "ReadWriteOnce", "ReadOnlyMany"],
+            "storageClassName": storage_class,
+            "persistentVolumeReclaimPolicy": "Retain",
+            "hostPath": {"path": str(directory), "type": "Directory"},
+        },
+    }
+    kubectl.run("apply", "-f", "-", input_text=yaml.safe_dump(volume))
+
+
+PREPARE = (
+    "set -e; cd /datasets; for shard in 0 1 2 3; do head -c 1048576 /dev/urandom > shard-$shard.bin; done; "
+    "sha256sum shard-*.bin > SHA256SUMS"
+)
+
+
+def test_the_preparation_job_writes_the_shared_claim_and_the_mpi_job_reads_it(
+    node_project, node_kubectl: Kubectl, images, tmp_path: Path
+) -> None:
+    storage_class = f"kompi-node-test-{os.getpid()}"
+    shared_volume(node_kubectl, tmp_path / "shared", f"kompi-data-{os.getpid()}", storage_class)
+    try:
+        project: Project = node_project(
+            "data",
+            images["ompi4"].split(":", 1)[1],
+            workers=2,
+            appCode=[],
+            dataVolumes=[{"name": "train", "size": "1Gi", "storageClassName": storage_class, "mountPath": "/datasets"}],
+            dataPreparation={"command": ["sh", "-c", PREPARE], "activeDeadlineSeconds": 300},
+        )
+        master = project.last_json(project.kompi("up"))["masterPod"]
+        namespace = project.config()["kompi:namespace"]
+        wait_until("every pod Ready", lambda: pods_ready(node_kubectl, namespace), 120)
+        # the files really are on the volume, as the preparation Job wrote them
+        written = {
+            line.split()[1]: line.split()[0] for line in (tmp_path / "shared" / "SHA256SUMS").read_text().splitlines()
+        }
+        for name, digest in written.items():
+            assert hashlib.sha256((tmp_path / "shared" / name).read_bytes()).hexdigest() == digest
+        # every rank, on its own worker pod, reads them and checks every checksum
+        check = "cd /datasets && sha256sum --check --quiet SHA256SUMS && echo verified-on-$(hostname)"
+        out = exec_in(node_kubectl, namespace, master, "mpiexec", "-n", "2", "sh", "-c", check)
+        assert sorted(out.split()) == ["verified-on-kompi-data-worker-0", "verified-on-kompi-data-worker-1"]
+    finally:
+        node_kubectl.run("delete", "pv", f"kompi-data-{os.getpid()}", "--wait=false", check=False)
