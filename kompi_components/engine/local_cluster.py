@@ -202,7 +202,8 @@ class LocalCluster:
             make_pki(pki, SERVICE_IP)
         issue_missing_clients(pki)  # a cluster directory from before the gang scheduler lacks its users
         self._write_kubeconfig(self.kubeconfig, "admin")
-        for identity in ("controller-manager", "scheduler", "kwok", "coredns", *local_gang.PROCESS_NAMES):
+        node_users = ("coredns", "kube-router")  # the real node's
+        for identity in ("controller-manager", "scheduler", "kwok", *node_users, *local_gang.PROCESS_NAMES):
             self._write_kubeconfig(self.state / f"{identity}.kubeconfig", identity)
         etcd_data = self.state / "etcd"
         etcd_data.mkdir(mode=0o700, exist_ok=True)

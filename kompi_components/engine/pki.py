@@ -35,6 +35,7 @@ CLIENTS = (
     Identity("scheduler-plugins-controller", "kompi:scheduler-plugins-controller"),
     # the real node's cluster DNS: RBAC lets it read services, endpoint slices and namespaces
     Identity("coredns", "kompi:coredns"),
+    Identity("kube-router", "kompi:kube-router"),
 )
 
 

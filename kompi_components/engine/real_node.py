@@ -27,7 +27,7 @@ from typing import Any
 import yaml
 
 from kompi_components.engine import node_images
-from kompi_components.engine.node_binaries import COREDNS, KUBELET, PAUSE
+from kompi_components.engine.node_binaries import COREDNS, KUBE_ROUTER, KUBELET, PAUSE
 from kompi_components.engine.pki import issue_kubelet
 from kompi_components.engine.processes import ProcessTable
 
@@ -35,9 +35,10 @@ NODE_NAME = "kompi-node"
 POD_SUBNET = "10.88.0.0/24"  # the bridge inside the namespace; pods of two nodes never meet
 POD_GATEWAY = "10.88.0.1"
 CNI_PLUGINS = Path("/usr/lib/cni")  # Debian's containernetworking-plugins
-HOST_TOOLS = ("containerd", "containerd-shim-runc-v2", "runc", "ctr", "socat", "nsenter", "ip")
+HOST_TOOLS = ("containerd", "containerd-shim-runc-v2", "runc", "ctr", "socat", "nsenter", "ip", "iptables", "ipset")
 # the API server's clients first, the runtime after the kubelet, the proxies last
 STOP_ORDER: tuple[tuple[str, ...], ...] = (
+    ("kube-router",),
     ("kubelet",),
     ("coredns",),
     ("containerd",),
@@ -121,11 +122,11 @@ class RealNode:
         if missing:
             raise RealNodeError(
                 f"a real node needs {', '.join(missing)}: apt-get install containerd runc containernetworking-plugins"
-                " socat iproute2"
+                " socat iproute2 iptables ipset"
             )
         if os.geteuid() != 0:
             raise RealNodeError("a real node runs a kubelet and containerd: run as root")
-        for binary in (KUBELET, COREDNS, PAUSE):
+        for binary in (KUBELET, COREDNS, PAUSE, KUBE_ROUTER):
             if not (self.bin / binary).exists():
                 raise RealNodeError(f"missing {binary} in {self.bin}: run bin/kompi engine build")
 
@@ -153,6 +154,7 @@ class RealNode:
             self._coredns()
             self._kubelet()
             self._wait_ready(started, log)
+            self._policy_controller(log)
         except BaseException:
             log("real node: start failed, stopping what was started")
             self.down()
@@ -166,6 +168,8 @@ class RealNode:
         self._run("ip", "-n", a.netns, "addr", "add", f"{self.service_ip}/32", "dev", "lo")
         self._run("ip", "addr", "add", f"{a.node_ip}/32", "dev", "lo")  # the API server's way to the kubelet
         self._run(*self.in_netns, "sysctl", "-qw", "net.ipv4.ip_forward=1")
+        # bridged pod-to-pod packets through iptables, where the NetworkPolicy controller filters them
+        self._run(*self.in_netns, "sysctl", "-qw", "net.bridge.bridge-nf-call-iptables=1")
 
     def _proxies(self) -> None:
         a, api = self.addresses, self.apiserver_port
@@ -341,6 +345,32 @@ class RealNode:
         ]
         self.processes.start("kubelet", command, None, self.in_netns)
 
+    def _policy_controller(self, log: Callable[[str], None]) -> None:
+        """kube-router's NetworkPolicy controller only: iptables and ipset rules in the node's namespace
+        for the pods of this node (no routing, no service proxy, no CNI of its own)."""
+        started = time.monotonic()
+        self._apply(kube_router_rbac())
+        command = [
+            str(self.bin / KUBE_ROUTER),
+            f"--kubeconfig={self.cluster_state / 'kube-router.kubeconfig'}",
+            "--run-firewall=true",
+            "--run-router=false",
+            "--run-service-proxy=false",
+            "--enable-cni=false",
+            f"--hostname-override={NODE_NAME}",
+            f"--health-port={20244 + self.apiserver_port - 16443}",
+            "--metrics-port=0",
+        ]
+        self.processes.start("kube-router", command, None, self.in_netns)
+        self._wait("kube-router's policy chains", 60, self._policy_chains_exist)
+        log(f"real node: NetworkPolicy enforced by kube-router after {time.monotonic() - started:.1f} s")
+
+    def _policy_chains_exist(self) -> bool:
+        result = subprocess.run(
+            [*self.in_netns, "iptables", "-S", "KUBE-ROUTER-FORWARD"], capture_output=True, text=True, check=False
+        )
+        return result.returncode == 0
+
     def _node_ready(self) -> bool:
         status = self._kubectl("get", "node", NODE_NAME, "-o", "json", check=False)
         if not status:
@@ -456,23 +486,44 @@ class RealNode:
                 top.rmdir()
 
 
-def coredns_rbac() -> list[dict[str, Any]]:
-    """What CoreDNS' kubernetes plugin reads, for its own user (not an administrator's)."""
-    rules = [
-        {"apiGroups": [""], "resources": ["services", "endpoints", "namespaces"], "verbs": ["list", "watch"]},
-        {"apiGroups": ["discovery.k8s.io"], "resources": ["endpointslices"], "verbs": ["list", "watch"]},
-    ]
-    role = {"name": "kompi:coredns"}
+def _cluster_role(name: str, rules: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A ClusterRole with RULES and its binding to the user NAME (the client certificate's CN)."""
+    group = "rbac.authorization.k8s.io"
     return [
-        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": role, "rules": rules},
+        {"apiVersion": f"{group}/v1", "kind": "ClusterRole", "metadata": {"name": name}, "rules": rules},
         {
-            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "apiVersion": f"{group}/v1",
             "kind": "ClusterRoleBinding",
-            "metadata": role,
-            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "kompi:coredns"},
-            "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "kompi:coredns"}],
+            "metadata": {"name": name},
+            "roleRef": {"apiGroup": group, "kind": "ClusterRole", "name": name},
+            "subjects": [{"apiGroup": group, "kind": "User", "name": name}],
         },
     ]
+
+
+def kube_router_rbac() -> list[dict[str, Any]]:
+    """What kube-router's policy controller reads (and the node annotations it writes)."""
+    read = ["get", "list", "watch"]
+    return _cluster_role(
+        "kompi:kube-router",
+        [
+            {"apiGroups": [""], "resources": ["pods", "namespaces", "services", "endpoints"], "verbs": read},
+            {"apiGroups": [""], "resources": ["nodes"], "verbs": [*read, "patch", "update"]},
+            {"apiGroups": ["networking.k8s.io"], "resources": ["networkpolicies"], "verbs": read},
+            {"apiGroups": ["discovery.k8s.io"], "resources": ["endpointslices"], "verbs": read},
+        ],
+    )
+
+
+def coredns_rbac() -> list[dict[str, Any]]:
+    """What CoreDNS' kubernetes plugin reads, for its own user (not an administrator's)."""
+    return _cluster_role(
+        "kompi:coredns",
+        [
+            {"apiGroups": [""], "resources": ["services", "endpoints", "namespaces"], "verbs": ["list", "watch"]},
+            {"apiGroups": ["discovery.k8s.io"], "resources": ["endpointslices"], "verbs": ["list", "watch"]},
+        ],
+    )
 
 
 def _toml(config: dict[str, object], prefix: str = "") -> str:

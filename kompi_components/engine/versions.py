@@ -11,6 +11,8 @@ ETCD = "3.6.16"
 KWOK = "0.8.0"
 # github.com/coredns/coredns, the real node's cluster DNS
 COREDNS = "1.14.7"
+# github.com/cloudnativelabs/kube-router/v2, the real node's NetworkPolicy enforcement: the only version served
+KUBE_ROUTER = "2.1.0"
 # sigs.k8s.io/scheduler-plugins (Coscheduling): the newest the proxy serves (v0.35.0 is refused)
 SCHEDULER_PLUGINS = "0.33.5"
 
