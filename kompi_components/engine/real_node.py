@@ -1,4 +1,5 @@
-"""One real node for the local cluster: kubelet, containerd, runc, the bridge CNI and CoreDNS.
+"""One real node for the local cluster: kubelet, containerd, runc, the bridge CNI, CoreDNS, and
+kube-router's NetworkPolicy controller.
 
 Everything node-side runs in a network namespace made here, so nothing listens outside loopback or that
 namespace:
@@ -8,7 +9,8 @@ namespace:
   pods reach it at the `kubernetes` Service's IP, which is another address on the namespace's loopback;
 - the API server reaches the kubelet (exec, logs) at NODE_IP on the host's loopback, the other way round;
 - pods get the namespace's bridge and CoreDNS on NODE_IP as their nameserver (no kube-proxy: kompi's
-  workers are found through a headless Service, which DNS answers without one).
+  workers are found through a headless Service, which DNS answers without one);
+- bridged pod traffic passes the namespace's iptables, where kube-router enforces NetworkPolicy.
 """
 
 from __future__ import annotations
