@@ -27,6 +27,7 @@ from kompi_components.engine.build import build_engine
 from kompi_components.engine.local_cluster import LocalCluster, Ports
 from kompi_components.engine.node_images import kompi_images
 from tests.e2e.live import Kubectl
+from tests.e2e.node.mpi import run_in
 from tests.e2e.project import Project
 
 IMAGE_TAG = "4.1.4-bookworm-0.1.0"
@@ -36,25 +37,7 @@ SCALE_EVENTS = 4
 
 
 def _exec(kubectl: Kubectl, namespace: str, pod: str, command: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [
-            str(kubectl.binary),
-            "--kubeconfig",
-            str(kubectl.kubeconfig),
-            "exec",
-            "-n",
-            namespace,
-            pod,
-            "-c",
-            "mpi",
-            "--",
-            *shlex.split(command),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    return run_in(kubectl, namespace, pod, *shlex.split(command))
 
 
 def _ready(pod: dict[str, Any]) -> bool:

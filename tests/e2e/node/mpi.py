@@ -14,15 +14,18 @@ from tests.e2e.live import Kubectl
 PROGRAM = (Path(__file__).parents[2] / "images" / "allreduce.py").read_text()
 
 
-def exec_in(kubectl: Kubectl, namespace: str, pod: str, *command: str, timeout: float = 120) -> str:
+def run_in(
+    kubectl: Kubectl, namespace: str, pod: str, *command: str, timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
+    """``command`` in the pod's MPI container through `kubectl exec`, as a user runs it."""
     kubectl_exec = [str(kubectl.binary), "--kubeconfig", str(kubectl.kubeconfig), "exec", "-n", namespace, pod]
-    result = subprocess.run(
-        [*kubectl_exec, "-c", "mpi", "--", *command],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
+    return subprocess.run(
+        [*kubectl_exec, "-c", "mpi", "--", *command], capture_output=True, text=True, timeout=timeout, check=False
     )
+
+
+def exec_in(kubectl: Kubectl, namespace: str, pod: str, *command: str, timeout: float = 120) -> str:
+    result = run_in(kubectl, namespace, pod, *command, timeout=timeout)
     assert result.returncode == 0, f"{shlex.join(command)[:200]} in {pod} exited {result.returncode}: {result.stderr}"
     return result.stdout
 

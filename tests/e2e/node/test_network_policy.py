@@ -4,7 +4,6 @@ it carries the cluster's labels."""
 
 from __future__ import annotations
 
-import subprocess
 from typing import Any
 
 import yaml
@@ -12,6 +11,7 @@ import yaml
 from kompi_components import contract
 from tests.e2e.live import Kubectl, pods_ready, wait_until
 from tests.e2e.node.conftest import SMALL_POD
+from tests.e2e.node.mpi import run_in
 from tests.e2e.project import Project
 
 
@@ -44,29 +44,7 @@ def outsider(namespace: str, image: str) -> dict[str, Any]:
 def reaches(kubectl: Kubectl, namespace: str, pod: str, address: str) -> bool:
     """Whether ``pod`` opens a TCP connection to ADDRESS:ssh port within 3 s."""
     probe = f"echo > /dev/tcp/{address}/{contract.SSH_PORT}"
-    result = subprocess.run(
-        [
-            str(kubectl.binary),
-            "--kubeconfig",
-            str(kubectl.kubeconfig),
-            "exec",
-            "-n",
-            namespace,
-            pod,
-            "-c",
-            "mpi",
-            "--",
-            "timeout",
-            "3",
-            "bash",
-            "-c",
-            probe,
-        ],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    result = run_in(kubectl, namespace, pod, "timeout", "3", "bash", "-c", probe, timeout=60)
     return result.returncode == 0
 
 
