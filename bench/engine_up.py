@@ -18,7 +18,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.scaling_report import report
 from kompi_components.engine.build import build_engine
-from kompi_components.engine.local_cluster import FakeNodes, LocalCluster, Ports
+from kompi_components.engine.local_cluster import FakeNodes, LocalCluster
+from tests.e2e.port_blocks import PortBlock
 from tests.e2e.project import Project
 
 WORKERS = (1, 64, 512)
@@ -37,7 +38,10 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="kompi-bench-") as scratch:
         root = Path(scratch)
         cluster = LocalCluster(
-            state=root / "cluster", bin=engine, ports=Ports.shifted(4000), nodes=FakeNodes(count=4, pods=200)
+            state=root / "cluster",
+            bin=engine,
+            ports=PortBlock.BENCH_ENGINE_UP.ports,
+            nodes=FakeNodes(count=4, pods=200),
         )
         cluster.up()
         try:

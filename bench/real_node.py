@@ -24,10 +24,11 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from kompi_components.engine.build import build_engine
-from kompi_components.engine.local_cluster import LocalCluster, Ports
+from kompi_components.engine.local_cluster import LocalCluster
 from kompi_components.engine.node_images import kompi_images
 from tests.e2e.live import Kubectl
 from tests.e2e.node.mpi import run_in
+from tests.e2e.port_blocks import PortBlock
 from tests.e2e.project import Project
 
 IMAGE_TAG = "4.1.4-bookworm-0.1.0"
@@ -112,7 +113,11 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="kompi-bench-node-") as scratch:
         root = Path(scratch)
         cluster = LocalCluster(
-            state=root / "cluster", bin=engine, ports=Ports.shifted(5000), real_node=True, node_images=(image,)
+            state=root / "cluster",
+            bin=engine,
+            ports=PortBlock.BENCH_REAL_NODE.ports,
+            real_node=True,
+            node_images=(image,),
         )
         started = time.perf_counter()
         cluster.up()

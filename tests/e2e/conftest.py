@@ -8,12 +8,10 @@ from pathlib import Path
 import pytest
 
 from kompi_components.engine.build import build_engine
-from kompi_components.engine.local_cluster import FakeNodes, LocalCluster, Ports
+from kompi_components.engine.local_cluster import FakeNodes, LocalCluster
 from tests.e2e.live import Kubectl
+from tests.e2e.port_blocks import PortBlock
 from tests.e2e.project import Project
-
-# beside a user's own `kompi local up` (default ports), never on them
-TEST_PORTS = Ports.shifted(1000)
 
 
 @pytest.fixture(scope="session")
@@ -24,7 +22,10 @@ def engine_bin() -> Path:
 @pytest.fixture(scope="session")
 def cluster(engine_bin: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCluster]:
     local = LocalCluster(
-        state=tmp_path_factory.mktemp("local-cluster"), bin=engine_bin, ports=TEST_PORTS, nodes=FakeNodes(count=4)
+        state=tmp_path_factory.mktemp("local-cluster"),
+        bin=engine_bin,
+        ports=PortBlock.KWOK_SESSION.ports,
+        nodes=FakeNodes(count=4),
     )
     local.up()
     try:

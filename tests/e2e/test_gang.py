@@ -25,14 +25,14 @@ import yaml
 from kompi_components.engine.local_cluster import FakeNodes, LocalCluster, Ports
 from kompi_components.engine.local_gang import PERMIT_WAITING_SECONDS, SCHEDULER_NAME
 from tests.e2e.live import Kubectl, wait_until
+from tests.e2e.port_blocks import PortBlock
 from tests.e2e.project import Project
 from tests.stacks import REPO
 
 NAMESPACE = "kompi-gpu"  # the gpu stack's
 GROUP = "podgroup.scheduling.x-k8s.io"
 POD_GROUP_LABEL = "scheduling.x-k8s.io/pod-group"
-# the session cluster uses Ports.shifted(1000); each cluster here gets its own block
-TOO_SMALL_PORTS, ROOMY_PORTS = Ports.shifted(2000), Ports.shifted(3000)
+TOO_SMALL_PORTS, ROOMY_PORTS = PortBlock.GANG_TOO_SMALL.ports, PortBlock.GANG_ROOMY.ports
 
 
 @dataclass

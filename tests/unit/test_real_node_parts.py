@@ -10,7 +10,7 @@ import tomllib
 from pathlib import Path
 
 from kompi_components.engine.node_images import PAUSE_IMAGE, write_pause_archive
-from kompi_components.engine.real_node import NodeAddresses, _toml
+from kompi_components.engine.real_node import _toml
 
 
 def test_containerd_config_is_the_toml_it_describes() -> None:
@@ -43,9 +43,3 @@ def test_the_pause_archive_is_a_docker_archive_whose_layer_matches_its_config(tm
     with tarfile.open(fileobj=io.BytesIO(layer)) as files:
         member = files.getmember("pause")
         assert member.mode & 0o111 and files.extractfile(member).read() == binary.read_bytes()  # type: ignore[union-attr]
-
-
-def test_a_test_clusters_node_does_not_collide_with_a_users() -> None:
-    user, test = NodeAddresses.for_cluster(16443), NodeAddresses.for_cluster(18443)
-    assert user.netns != test.netns and user.node_ip != test.node_ip and user.kubelet_port != test.kubelet_port
-    assert user.kubelet_port == 10250

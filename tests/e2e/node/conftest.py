@@ -7,13 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from kompi_components.engine.local_cluster import LocalCluster, Ports
+from kompi_components.engine.local_cluster import LocalCluster
 from tests.e2e.live import Kubectl
+from tests.e2e.port_blocks import PortBlock
 from tests.e2e.project import Project
 from tests.images.conftest import container_tools, images  # noqa: F401  (fixtures: build kompi's images)
 
-# beside a user's cluster (default ports) and the kwok test cluster (+1000)
-NODE_TEST_PORTS = Ports.shifted(2000)
 # one node with two CPUs runs the master and up to three workers: ask for little
 SMALL_POD = {"resources": {"requests": {"cpu": "50m", "memory": "64Mi"}, "limits": {"memory": "1Gi"}}}
 
@@ -29,7 +28,7 @@ def real_cluster(engine_bin: Path, images: dict[str, str], tmp_path_factory: pyt
     local = LocalCluster(
         state=tmp_path_factory.mktemp("real-node-cluster"),
         bin=engine_bin,
-        ports=NODE_TEST_PORTS,
+        ports=PortBlock.REAL_NODE_SESSION.ports,
         real_node=True,
         node_images=tuple(images.values()),
     )

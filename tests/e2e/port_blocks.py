@@ -1,0 +1,27 @@
+"""The port block of every local cluster that the tests and benchmarks start, in one place.
+
+Clusters alive at the same time must not share ports: the session's real-node cluster and a gang
+test's cluster once both took ``Ports.shifted(2000)``, and the gang test failed on a port in use.
+Every default port differs from the others modulo 1000, so distinct offsets never collide.
+"""
+
+from __future__ import annotations
+
+import enum
+
+from kompi_components.engine.local_cluster import Ports
+
+
+@enum.unique  # a block named twice is an import error, not a flaky test
+class PortBlock(enum.IntEnum):
+    # the default ports (offset 0) are a user's own `kompi local up`
+    KWOK_SESSION = 1000  # tests/e2e/conftest.py, alive for the whole session
+    REAL_NODE_SESSION = 2000  # tests/e2e/node/conftest.py, alive for the whole session
+    GANG_TOO_SMALL = 3000  # tests/e2e/test_gang.py
+    GANG_ROOMY = 4000  # tests/e2e/test_gang.py
+    BENCH_ENGINE_UP = 5000  # bench/engine_up.py
+    BENCH_REAL_NODE = 6000  # bench/real_node.py
+
+    @property
+    def ports(self) -> Ports:
+        return Ports.shifted(self.value)

@@ -1,0 +1,28 @@
+"""The local clusters of the tests and benchmarks never share a port, a node address or a network namespace
+with each other or with a user's own `kompi local up`."""
+
+from __future__ import annotations
+
+from dataclasses import astuple
+
+from kompi_components.engine.local_cluster import Ports
+from kompi_components.engine.real_node import NodeAddresses
+from tests.e2e.port_blocks import PortBlock
+
+CLUSTERS = [Ports(), *(block.ports for block in PortBlock)]
+
+
+def _repeated(values: list[object]) -> list[object]:
+    return sorted({value for value in values if values.count(value) > 1}, key=str)
+
+
+def test_no_two_clusters_share_a_port() -> None:
+    nodes = [NodeAddresses.for_cluster(ports.apiserver) for ports in CLUSTERS]
+    taken = [port for ports in CLUSTERS for port in astuple(ports)] + [node.kubelet_port for node in nodes]
+    assert not _repeated(taken)
+
+
+def test_no_two_real_nodes_share_an_address_or_a_namespace() -> None:
+    nodes = [NodeAddresses.for_cluster(ports.apiserver) for ports in CLUSTERS]
+    assert not _repeated([node.node_ip for node in nodes]) and not _repeated([node.netns for node in nodes])
+    assert nodes[0].kubelet_port == 10250  # a user's node: the kubelet's usual port
