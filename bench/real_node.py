@@ -24,6 +24,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from kompi_components.engine.build import build_engine
+from kompi_components.engine.job_readiness import is_ready
 from kompi_components.engine.local_cluster import LocalCluster
 from kompi_components.engine.node_images import kompi_images
 from tests.e2e.live import Kubectl
@@ -39,10 +40,6 @@ SCALE_EVENTS = 4
 
 def _exec(kubectl: Kubectl, namespace: str, pod: str, command: str) -> subprocess.CompletedProcess[str]:
     return run_in(kubectl, namespace, pod, *shlex.split(command))
-
-
-def _ready(pod: dict[str, Any]) -> bool:
-    return any(c["type"] == "Ready" and c["status"] == "True" for c in pod.get("status", {}).get("conditions", []))
 
 
 def _start_to_ready(pods: list[dict[str, Any]]) -> float:
@@ -91,7 +88,7 @@ def convergence(kubectl: Kubectl, namespace: str, master: str, workers: int) -> 
     for _ in range(SCALE_EVENTS):
         new = f"kompi-dev-worker-{workers}"
         kubectl.run("scale", "statefulset", "kompi-dev-worker", "-n", namespace, f"--replicas={workers + 1}")
-        while not _ready(kubectl.get("pod", new, namespace) or {}):
+        while not is_ready(kubectl.get("pod", new, namespace) or {}):
             time.sleep(0.1)
         ready_at = time.perf_counter()
         while new not in _exec(kubectl, namespace, master, 'sh -c "cat $KOMPI_HOSTFILE"').stdout:

@@ -156,13 +156,11 @@ def _operation(args: argparse.Namespace) -> int:
     return 0
 
 
-READINESS_SECONDS = 180
-
-
 def _wait_until_jobs_can_run(workspace: Any) -> None:
-    """Pulumi's wait is not enough for a job to run at once (see job_readiness); kubectl checks the rest."""
+    """Pulumi's wait is not enough for a job to run at once (see job_readiness); kubectl checks the rest.
+    A JobReadinessError fails `up`: it must not report success while jobs would fail."""
     from kompi_components.config import load_config
-    from kompi_components.engine.job_readiness import JobReadinessError, wait_until_jobs_can_run
+    from kompi_components.engine.job_readiness import wait_until_jobs_can_run
     from kompi_components.stack_files import read_stack_config
 
     kubectl = shutil.which("kubectl")
@@ -171,12 +169,7 @@ def _wait_until_jobs_can_run(workspace: Any) -> None:
         return
     _say("waiting until the rollouts finish and the master lists every worker")
     config = load_config(read_stack_config(workspace.project_dir, workspace.stack))
-    try:
-        # bounded, and a warning rather than a failure: a rollout that a stuck pod blocks (a StatefulSet
-        # does not replace a pod that never became Ready) must not hold `up` for ever
-        wait_until_jobs_can_run(config, kubectl, _say, timeout=READINESS_SECONDS)
-    except JobReadinessError as error:
-        _say(f"warning: {error}; jobs may not run yet")
+    wait_until_jobs_can_run(config, kubectl, _say)
 
 
 def _gang_watch(workspace: Any, operation: str) -> AbstractContextManager[None]:

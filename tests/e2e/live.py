@@ -9,6 +9,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from kompi_components.engine.job_readiness import is_ready
+
 
 class Kubectl:
     def __init__(self, binary: Path, kubeconfig: Path) -> None:
@@ -89,9 +91,7 @@ def wait_until(what: str, condition: Callable[[], bool], timeout: float = 60.0) 
 def pods_ready(kubectl: Kubectl, namespace: str) -> bool:
     """Every pod that is not a finished Job pod is Ready (and there is at least one)."""
     pods = [pod for pod in kubectl.items("pods", namespace) if pod["status"].get("phase") != "Succeeded"]
-    return bool(pods) and all(
-        any(c["type"] == "Ready" and c["status"] == "True" for c in pod["status"].get("conditions", [])) for pod in pods
-    )
+    return bool(pods) and all(is_ready(pod) for pod in pods)
 
 
 def live_object(kubectl: Kubectl, manifest: dict[str, Any]) -> dict[str, Any] | None:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from kompi_components.engine.job_readiness import is_ready
 from kompi_components.engine.local_cluster import LocalCluster
 from tests.e2e.live import Kubectl, wait_until
 from tests.e2e.project import Project, assert_live_equals_render
@@ -93,8 +94,15 @@ def test_api_server_gone_during_up_fails_clearly_and_the_next_up_converges(
         "saved: run `bin/kompi up --stack dev` again once the server is back"
     )
 
+    # The master that could not be scheduled is of the previous template and never Ready: its StatefulSet
+    # would wait for it for ever, so `up` replaces it.
     project.set(masterPod={})
     project.kompi("refresh")
-    project.kompi("up")
+    converged = project.kompi("up")
+    assert "replacing kompi-dev-master-0: it runs the previous template and is not Ready (Unschedulable" in (
+        converged.stderr
+    )
+    master = kubectl.get("pod", "kompi-dev-master-0", own_namespace)
+    assert master is not None and is_ready(master) and "kompi-test" not in master["spec"].get("nodeSelector", {})
     assert_live_equals_render(kubectl, project)
     assert_destroy_leaves_no_orphan(project, kubectl, own_namespace)

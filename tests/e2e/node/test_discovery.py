@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 
+from kompi_components.engine.job_readiness import is_ready
 from tests.e2e.live import Kubectl, pods_ready, wait_until
 from tests.e2e.node.mpi import allreduce, hostfile_hosts
 from tests.e2e.project import Project
@@ -14,8 +15,7 @@ CONVERGENCE_LIMIT = 2.0
 
 def pod_ready(kubectl: Kubectl, namespace: str, pod: str) -> bool:
     live = kubectl.get("pod", pod, namespace)
-    conditions = (live or {}).get("status", {}).get("conditions", [])
-    return live is not None and any(c["type"] == "Ready" and c["status"] == "True" for c in conditions)
+    return live is not None and is_ready(live)
 
 
 def workers_in(hosts: list[str]) -> set[str]:
