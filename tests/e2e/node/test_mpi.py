@@ -16,8 +16,8 @@ LIBRARY = {"ompi4": "Open MPI v4.", "ompi5": "Open MPI v5."}
 
 @pytest.mark.parametrize(
     ("flavor", "run_as_root"),
-    [("ompi4", False), ("ompi5", False), ("ompi4", True)],
-    ids=["ompi4", "ompi5", "ompi4-root"],
+    [("ompi4", False), ("ompi5", False), ("ompi4", True), ("ompi5", True)],
+    ids=["ompi4", "ompi5", "ompi4-root", "ompi5-root"],
 )
 def test_mpiexec_runs_across_the_worker_pods(
     node_project, node_kubectl: Kubectl, images: dict[str, str], flavor: str, run_as_root: bool
