@@ -26,6 +26,8 @@ from kompi_components.engine.real_node import RealNode
 SERVICE_CIDR = "10.96.0.0/16"  # virtual only: nothing routes there (no kube-proxy)
 SERVICE_IP = "10.96.0.1"
 POD_CIDR = "10.244.0.0/16"  # the fake pod IPs kwok hands out
+# kompi's own kwok stages, beside the ones from kwok's module (kwok-stages.yaml in the engine's bin)
+KOMPI_KWOK_STAGES = Path(__file__).with_name("kwok") / "pod-ready-again.yaml"
 # Scheduler names kompi's gang modes set. The local scheduler answers to them so that such pods are
 # placed, ONE BY ONE: a stand-in that makes the objects testable, not gang scheduling. The third name,
 # scheduler-plugins-scheduler, is a real gang scheduler here (local_gang).
@@ -350,6 +352,7 @@ class LocalCluster:
             str(self.bin / "kwok"),
             f"--kubeconfig={self.state / 'kwok.kubeconfig'}",
             f"--config={self.bin / 'kwok-stages.yaml'}",
+            f"--config={KOMPI_KWOK_STAGES}",
             "--manage-all-nodes=false",
             "--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake",
             "--manage-nodes-with-label-selector=",

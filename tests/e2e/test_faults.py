@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 from collections.abc import Iterator
@@ -10,8 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from kompi_components.engine.job_readiness import is_ready
+from kompi_components.config import load_config
+from kompi_components.engine.job_readiness import JobReadinessError, is_ready, wait_until_jobs_can_run
 from kompi_components.engine.local_cluster import LocalCluster
+from kompi_components.stack_files import read_stack_config
 from tests.e2e.live import Kubectl, wait_until
 from tests.e2e.project import Project, assert_live_equals_render
 
@@ -94,15 +97,44 @@ def test_api_server_gone_during_up_fails_clearly_and_the_next_up_converges(
         "saved: run `bin/kompi up --stack dev` again once the server is back"
     )
 
-    # The master that could not be scheduled is of the previous template and never Ready: its StatefulSet
-    # would wait for it for ever, so `up` replaces it.
+    # The outage outlasts the node controller's grace period, which marks every pod of the fake nodes not
+    # Ready (kwok reports them Ready again, as a kubelet does); the master that could not be scheduled is
+    # of the previous template, and its StatefulSet replaces it.
     project.set(masterPod={})
     project.kompi("refresh")
-    converged = project.kompi("up")
-    assert "replacing kompi-dev-master-0: it runs the previous template and is not Ready (Unschedulable" in (
-        converged.stderr
-    )
+    project.kompi("up")
     master = kubectl.get("pod", "kompi-dev-master-0", own_namespace)
     assert master is not None and is_ready(master) and "kompi-test" not in master["spec"].get("nodeSelector", {})
     assert_live_equals_render(kubectl, project)
     assert_destroy_leaves_no_orphan(project, kubectl, own_namespace)
+
+
+def test_a_fake_node_reports_its_pods_ready_again_after_the_node_controller_marked_them(
+    project_factory, kubectl: Kubectl, own_namespace
+) -> None:
+    """What the node lifecycle controller does to every pod of a node it lost (an API server stopped for
+    longer than its grace period): Ready=False. A kubelet reports the pod Ready again; so must kwok."""
+    project = project_in(project_factory, own_namespace)
+    project.kompi("up")
+    worker = "kompi-dev-worker-0"
+    not_ready = {"status": {"conditions": [{"type": "Ready", "status": "False", "reason": "NodeNotReady"}]}}
+    kubectl.run("patch", "pod", worker, "-n", own_namespace, "--subresource=status", "-p", json.dumps(not_ready))
+    wait_until(f"{worker} Ready again", lambda: is_ready(kubectl.get("pod", worker, own_namespace) or {}), 30)
+    project.kompi("up")  # and `up` finds a cluster where jobs would run
+
+
+def test_up_fails_naming_the_pod_that_keeps_jobs_from_running(
+    project_factory, kubectl: Kubectl, own_namespace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project = project_in(project_factory, own_namespace)
+    project.kompi("up")
+    # drift behind Pulumi's back: the workers' template now asks for a node that does not exist
+    drift = {"spec": {"template": {"spec": {"nodeSelector": {"kompi-test": "no-such-node"}}}}}
+    kubectl.run("patch", "statefulset", "kompi-dev-worker", "-n", own_namespace, "-p", json.dumps(drift))
+    monkeypatch.setenv("KUBECONFIG", str(kubectl.kubeconfig))
+    config = load_config(read_stack_config(project.directory, project.stack))
+    with pytest.raises(JobReadinessError) as refused:
+        wait_until_jobs_can_run(config, str(kubectl.binary), print, timeout=15)
+    message = str(refused.value)
+    assert message.startswith("StatefulSet kompi-dev-worker did not finish its rollout within 15 s (")
+    assert "kompi-dev-worker-1: Unschedulable: 0/4 nodes are available" in message
