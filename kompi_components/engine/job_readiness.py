@@ -7,10 +7,10 @@ still restart. And a rolled worker reaches the master's hostfile up to a discove
 So `kompi up` checks both itself: the StatefulSets' rollouts, then the image's own `kompi-wait` in the
 master (every worker in DNS, answering SSH, and in the hostfile).
 
-A StatefulSet never replaces a pod of its previous template that is not Ready: a master that could not
-be scheduled under a bad config stays Pending once the config is fixed, and the rollout waits for ever.
-Kubernetes documents deleting such pods by hand (the step after a "forced rollback"); kompi does it, once
-per pod, so that the controller recreates them from the new template.
+If that does not happen in time, `up` fails naming each pod that is not Ready and why. A pod of the
+previous template is named as such: kompi's StatefulSets are Parallel, whose controller replaces such a
+pod whatever its state, except with the MaxUnavailableStatefulSet feature gate (beta, off by default
+through Kubernetes 1.36), which counts it as unavailable and waits for it for ever; deleting it helps.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ def wait_until_jobs_can_run(
     deadline = time.monotonic() + timeout
     statefulsets = [names.workers] if config.one_shot.enabled else [names.workers, names.master]
     for statefulset in statefulsets:
-        _finish_rollout(kubectl, names.namespace, statefulset, deadline, timeout, say)
+        _finish_rollout(kubectl, names.namespace, statefulset, deadline, timeout)
     if config.one_shot.enabled or config.workers == 0:
         return
     if _on_fake_node(kubectl, names.namespace, names.master_pod):
@@ -72,18 +72,10 @@ def rollout_complete(statefulset: dict[str, Any]) -> bool:
     )
 
 
-def blocking_pods(statefulset: dict[str, Any], pods: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Pods of a previous revision that are not Ready: the controller waits for them and never replaces them."""
+def of_previous_template(statefulset: dict[str, Any], pod: dict[str, Any]) -> bool:
+    """The pod was made from a template the StatefulSet no longer has (its controller labels each pod)."""
     update = statefulset.get("status", {}).get("updateRevision")
-    if not update:
-        return []
-    return [
-        pod
-        for pod in pods
-        if pod["metadata"].get("labels", {}).get(REVISION_LABEL) not in (None, update)
-        and "deletionTimestamp" not in pod["metadata"]
-        and not is_ready(pod)
-    ]
+    return bool(update) and pod["metadata"].get("labels", {}).get(REVISION_LABEL) not in (None, update)
 
 
 def is_ready(pod: dict[str, Any]) -> bool:
@@ -104,32 +96,28 @@ def not_ready_reason(pod: dict[str, Any]) -> str:
 
 
 # -- talking to the cluster
-def _finish_rollout(
-    kubectl: str, namespace: str, name: str, deadline: float, timeout: float, say: Callable[[str], None]
-) -> None:
-    replaced: set[str] = set()  # pod uids: each blocking pod is deleted once; its successor is a new pod
+def _finish_rollout(kubectl: str, namespace: str, name: str, deadline: float, timeout: float) -> None:
     while True:
         statefulset = _json(kubectl, ["get", "statefulset", name, "-n", namespace], deadline)
         if rollout_complete(statefulset):
             return
-        selector = ",".join(f"{k}={v}" for k, v in statefulset["spec"]["selector"]["matchLabels"].items())
-        pods = _json(kubectl, ["get", "pods", "-n", namespace, "-l", selector], deadline)["items"]
-        for pod in blocking_pods(statefulset, pods):
-            if pod["metadata"]["uid"] not in replaced:
-                pod_name = pod["metadata"]["name"]
-                say(f"replacing {pod_name}: it runs the previous template and is not Ready ({not_ready_reason(pod)})")
-                _kubectl(
-                    kubectl,
-                    ["delete", "pod", pod_name, "-n", namespace, "--wait=false"],
-                    f"could not replace {pod_name}",
-                    deadline,
-                )
-                replaced.add(pod["metadata"]["uid"])
         if time.monotonic() >= deadline:
-            waiting = [f"{p['metadata']['name']}: {not_ready_reason(p)}" for p in pods if not is_ready(p)]
-            why = "; ".join(waiting) or "every pod is Ready, but the controller has not finished the update"
+            why = _why(kubectl, namespace, statefulset, deadline)
             raise JobReadinessError(f"StatefulSet {name} did not finish its rollout within {timeout:.0f} s ({why})")
         time.sleep(POLL_SECONDS)
+
+
+def _why(kubectl: str, namespace: str, statefulset: dict[str, Any], deadline: float) -> str:
+    selector = ",".join(f"{k}={v}" for k, v in statefulset["spec"]["selector"]["matchLabels"].items())
+    pods = _json(kubectl, ["get", "pods", "-n", namespace, "-l", selector], deadline)["items"]
+    waiting = [pod for pod in pods if not is_ready(pod)]
+    if not waiting:
+        return "every pod is Ready, but the controller has not finished the update"
+    why = "; ".join(f"{pod['metadata']['name']}: {not_ready_reason(pod)}" for pod in waiting)
+    stale = [pod["metadata"]["name"] for pod in waiting if of_previous_template(statefulset, pod)]
+    if stale:
+        why += f"; {', '.join(stale)} of the previous template: `kubectl delete pod` lets the StatefulSet recreate it"
+    return why
 
 
 def _on_fake_node(kubectl: str, namespace: str, pod: str) -> bool:

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from kompi_components.engine.job_readiness import blocking_pods, not_ready_reason, rollout_complete
+from kompi_components.engine.job_readiness import not_ready_reason, of_previous_template, rollout_complete
 
 
 def statefulset(generation: int = 2, observed: int = 2, replicas: int = 1, ready: int = 1, current: str = "new"):
@@ -44,19 +44,11 @@ def test_a_rollout_is_complete_only_when_kubectl_rollout_status_would_say_so(
     assert rollout_complete(statefulset(**settings)) is complete
 
 
-def test_only_pods_of_the_previous_template_that_are_not_ready_block_a_rollout() -> None:
-    stuck = pod("old", ready=False)
-    pods = [
-        stuck,
-        pod("old", ready=True),  # serving: the controller replaces it in its turn
-        pod("new", ready=False),  # the new template's own, starting
-        pod("old", ready=False, deletionTimestamp="2026-12-01T00:00:00Z"),  # already going
-    ]
-    assert blocking_pods(statefulset(current="old", ready=1), pods) == [stuck]
-
-
-def test_nothing_blocks_before_the_controller_names_an_update_revision() -> None:
-    assert blocking_pods({"status": {}}, [pod("old", ready=False)]) == []
+def test_a_pod_is_of_the_previous_template_when_its_revision_is_not_the_update_revision() -> None:
+    rolling = statefulset(current="old")
+    assert of_previous_template(rolling, pod("old", ready=False))
+    assert not of_previous_template(rolling, pod("new", ready=False))
+    assert not of_previous_template({"status": {}}, pod("old", ready=False))  # before the controller names one
 
 
 def test_the_reason_a_pod_is_not_ready_is_the_most_specific_one_it_carries() -> None:
