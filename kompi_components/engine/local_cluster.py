@@ -26,8 +26,14 @@ from kompi_components.engine.real_node import RealNode
 SERVICE_CIDR = "10.96.0.0/16"  # virtual only: nothing routes there (no kube-proxy)
 SERVICE_IP = "10.96.0.1"
 POD_CIDR = "10.244.0.0/16"  # the fake pod IPs kwok hands out
-# kompi's own kwok stages, beside the ones from kwok's module (kwok-stages.yaml in the engine's bin)
-KOMPI_KWOK_STAGES = Path(__file__).with_name("kwok") / "pod-ready-again.yaml"
+# kompi's own kwok settings and stages, beside the stages from kwok's module (kwok-stages.yaml in the engine's bin)
+KOMPI_KWOK_CONFIGS = tuple(
+    Path(__file__).with_name("kwok") / name for name in ("kwok-configuration.yaml", "pod-ready-again.yaml")
+)
+# Client rate limits of the controller-manager and the schedulers. The defaults (20 and 50 requests/s)
+# guard a shared API server; on this one-user cluster they were the whole cost of a large `up`: a
+# StatefulSet's 512 pods were created at 20/s, 25 s (bench/engine_up.py).
+CLIENT_RATE = {"qps": 1000, "burst": 2000}
 # Scheduler names kompi's gang modes set. The local scheduler answers to them so that such pods are
 # placed, ONE BY ONE: a stand-in that makes the objects testable, not gang scheduling. The third name,
 # scheduler-plugins-scheduler, is a real gang scheduler here (local_gang).
@@ -309,6 +315,8 @@ class LocalCluster:
             f"--cluster-signing-cert-file={pki / 'ca.crt'}",
             f"--cluster-signing-key-file={pki / 'ca.key'}",
             "--profiling=false",
+            f"--kube-api-qps={CLIENT_RATE['qps']}",
+            f"--kube-api-burst={CLIENT_RATE['burst']}",
         ]
 
     def _scheduler_command(self) -> list[str]:
@@ -316,7 +324,7 @@ class LocalCluster:
         config = {
             "apiVersion": "kubescheduler.config.k8s.io/v1",
             "kind": "KubeSchedulerConfiguration",
-            "clientConnection": {"kubeconfig": str(kubeconfig)},
+            "clientConnection": {"kubeconfig": str(kubeconfig)} | CLIENT_RATE,
             "leaderElection": {"leaderElect": False},
             "profiles": [{"schedulerName": name} for name in ("default-scheduler", *STAND_IN_SCHEDULERS)],
         }
@@ -340,7 +348,7 @@ class LocalCluster:
         self.kubectl("apply", "-f", "-", input_text=yaml.safe_dump_all(local_gang.rbac_manifests()))
         config_file = self.state / "scheduler-plugins-config.yaml"
         kubeconfig = self.state / "scheduler-plugins.kubeconfig"
-        config_file.write_text(yaml.safe_dump(local_gang.scheduler_config(kubeconfig)))
+        config_file.write_text(yaml.safe_dump(local_gang.scheduler_config(kubeconfig, CLIENT_RATE)))
         port = self.ports.gang_scheduler
         self.processes.start("scheduler-plugins", local_gang.scheduler_command(self.bin, self.state, port, config_file))
         self.processes.start("scheduler-plugins-controller", local_gang.controller_command(self.bin, self.state))
@@ -352,7 +360,7 @@ class LocalCluster:
             str(self.bin / "kwok"),
             f"--kubeconfig={self.state / 'kwok.kubeconfig'}",
             f"--config={self.bin / 'kwok-stages.yaml'}",
-            f"--config={KOMPI_KWOK_STAGES}",
+            *(f"--config={path}" for path in KOMPI_KWOK_CONFIGS),
             "--manage-all-nodes=false",
             "--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake",
             "--manage-nodes-with-label-selector=",

@@ -20,13 +20,13 @@ PERMIT_WAITING_SECONDS = 10
 _GROUP_RESOURCES = ["podgroups", "elasticquotas", "podgroups/status", "elasticquotas/status"]
 
 
-def scheduler_config(kubeconfig: Path) -> dict[str, Any]:
+def scheduler_config(kubeconfig: Path, client_rate: dict[str, int]) -> dict[str, Any]:
     """One profile, as scheduler-plugins documents Coscheduling: multiPoint enables it at each point it
     implements (preFilter, postFilter, permit, reserve), and it must be the only queueSort."""
     return {
         "apiVersion": "kubescheduler.config.k8s.io/v1",
         "kind": "KubeSchedulerConfiguration",
-        "clientConnection": {"kubeconfig": str(kubeconfig)},
+        "clientConnection": {"kubeconfig": str(kubeconfig)} | client_rate,
         "leaderElection": {"leaderElect": False},
         "profiles": [
             {

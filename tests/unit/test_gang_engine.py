@@ -7,7 +7,7 @@ from typing import Any
 
 from kompi_components.engine import gang_scheduler, local_gang, versions
 from kompi_components.engine.gang_watch import NO_SCHEDULER_AFTER, gang_state
-from kompi_components.engine.local_cluster import STAND_IN_SCHEDULERS
+from kompi_components.engine.local_cluster import CLIENT_RATE, STAND_IN_SCHEDULERS
 from kompi_components.engine.pki import CLIENTS
 
 UPSTREAM = """module sigs.k8s.io/scheduler-plugins
@@ -41,7 +41,7 @@ def test_wrapper_module_repeats_every_published_replace() -> None:
 
 
 def test_coscheduling_is_the_only_queue_sort_of_its_own_profile() -> None:
-    config = local_gang.scheduler_config(Path("/k"))
+    config = local_gang.scheduler_config(Path("/k"), CLIENT_RATE)
     [profile] = config["profiles"]
     assert profile["schedulerName"] == "scheduler-plugins-scheduler"
     plugins = profile["plugins"]
