@@ -2,12 +2,17 @@
 cluster (real API server, kwok nodes), measured in one run. kompi's objects do not multiply with the
 workers (one StatefulSet whatever its replicas), so neither should Pulumi's work: T(512)/T(1) <= 1.5.
 
-`up` includes pulumi-kubernetes waiting for every pod of the StatefulSets to be Ready.
+`up` includes pulumi-kubernetes waiting for every pod of the StatefulSets to be Ready. The local
+cluster's processes share the machine's cores with kompi, so the benchmark also prints the CPU seconds
+each of them and kompi (with Pulumi) spent per `up`: where the wall time beyond T(1) goes.
 Run: venv/bin/python bench/engine_up.py  (builds the engine first if needed)
 """
 
 from __future__ import annotations
 
+import collections
+import os
+import resource
 import statistics
 import sys
 import tempfile
@@ -27,10 +32,46 @@ ROUNDS = 2
 LIMIT = 1.5
 
 
+KOMPI = "kompi and Pulumi"
+
+
 def _timed(project: Project, operation: str) -> float:
     start = time.perf_counter()
     project.kompi(operation)
     return time.perf_counter() - start
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User and system CPU of a running process, from /proc (its fields 14 and 15, in clock ticks)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _cpu_by_process(cluster: LocalCluster) -> dict[str, float]:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)  # kompi's runs, once they have exited
+    return {entry.name: _cpu_seconds(entry.pid) for entry in cluster.processes.running()} | {
+        KOMPI: usage.ru_utime + usage.ru_stime
+    }
+
+
+def _timed_with_cpu(project: Project, cluster: LocalCluster) -> tuple[float, dict[str, float]]:
+    before = _cpu_by_process(cluster)
+    seconds = _timed(project, "up")
+    after = _cpu_by_process(cluster)
+    return seconds, {name: after[name] - before.get(name, 0.0) for name in after}
+
+
+def _print_cpu(cpu: dict[int, dict[str, float]]) -> None:
+    sizes = list(cpu)
+    names = sorted(cpu[sizes[-1]], key=lambda name: -cpu[sizes[-1]][name])
+    print(f"CPU seconds per `kompi up` (last round; {os.cpu_count()} cores share them):")
+    print("  " + "process".ljust(30) + "".join(f"{f'workers={n}':>12}" for n in sizes))
+    for name in [*names, "total"]:
+        row = [sum(cpu[n].values()) if name == "total" else cpu[n].get(name, 0.0) for n in sizes]
+        print("  " + name.ljust(30) + "".join(f"{seconds:>12.2f}" for seconds in row))
+    cores = os.cpu_count() or 1
+    largest = sum(cpu[sizes[-1]].values())
+    print(f"  the CPU alone keeps T({sizes[-1]}) >= {largest / cores:.1f} s on {cores} cores")
 
 
 def main() -> int:
@@ -47,12 +88,14 @@ def main() -> int:
         try:
             up: dict[int, list[float]] = {n: [] for n in WORKERS}
             preview: dict[int, list[float]] = {n: [] for n in WORKERS}
+            cpu: dict[int, dict[str, float]] = collections.defaultdict(dict)
             # sizes interleaved round by round, so that machine noise hits all of them alike
             for round_number in range(ROUNDS):
                 for n in WORKERS:
                     project = Project.copy_of("dev", root / f"r{round_number}-w{n}", cluster.kubeconfig)
                     project.set(workers=n, workerPod={"resources": {"requests": {"cpu": "10m", "memory": "16Mi"}}})
-                    up[n].append(_timed(project, "up"))
+                    seconds, cpu[n] = _timed_with_cpu(project, cluster)
+                    up[n].append(seconds)
                     preview[n].append(_timed(project, "preview"))
                     project.kompi("destroy")
         finally:
@@ -61,6 +104,7 @@ def main() -> int:
     for label, samples in (("kompi up", up), ("kompi preview", preview)):
         times = {n: statistics.median(values) for n, values in samples.items()}
         failed |= report(label, times, LIMIT, lambda seconds: f"{seconds:.1f} s")
+    _print_cpu(cpu)
     return 1 if failed else 0
 
 
