@@ -147,6 +147,9 @@ write_prrte_params() {
 # kompi (Kubernetes): PRRTE names (Open MPI 5 ignores the ORTE ones and would run every rank on the
 # launcher). Keep pod FQDNs, default hostfile, ssh on the cluster port from the launcher only, and
 # no binding (pods sharing a node's cores would each bind their first rank to core 0).
+# Ranks are forked on the daemon's own thread: PRRTE 3.0's daemons fork them on up to 16 worker threads
+# and could reap a rank that exits at once before its pid was recorded, losing its exit, so mpiexec
+# hung after the job's output (one `mpiexec hostname` in about eight; fixed in PRRTE after 3.0).
 prte_keep_fqdn_hostnames = 1
 prte_default_hostfile = ${HOSTFILE}
 plm_ssh_agent = ssh
@@ -154,6 +157,7 @@ plm_ssh_args = -p ${SSH_PORT}
 plm_ssh_no_tree_spawn = 1
 oob_tcp_if_include = eth0
 hwloc_default_binding_policy = none
+odls_base_max_threads = 0
 CONF
     cat >>"$1/pmix-mca-params.conf" <<CONF
 

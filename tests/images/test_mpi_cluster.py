@@ -61,3 +61,21 @@ def test_allreduce_runs_one_rank_per_worker(
     assert all(str(report["path"]).startswith("/usr/local/sbin:") for report in reports)
     expected_major = {"ompi4": "Open MPI v4.1", "ompi5": "Open MPI v5.0"}[flavor]
     assert str(reports[0]["library"]).startswith(expected_major)
+
+
+SHORT_JOBS = 40
+
+
+def test_back_to_back_short_jobs_all_finish_on_open_mpi_5(images: dict[str, str], tmp_path: Path) -> None:
+    """A job whose ranks exit at once must end: PRRTE 3.0's daemons fork ranks on worker threads and
+    could reap a rank before recording its pid, losing its exit, so `mpiexec` hung after the job's
+    output (about one `mpiexec hostname` in eight here). The image spawns on the daemon's own thread.
+    The state machine's verbose output widens that window, so the test fails reliably without it."""
+    rendered = render_cluster(images["ompi5"], workers=WORKERS, run_as_root=False)
+    with running_cluster(rendered, tmp_path) as cluster:
+        write_hostfile(cluster)
+        for attempt in range(SHORT_JOBS):
+            command = ["timeout", "20", "mpiexec", "--prtemca", "state_base_verbose", "5", "hostname"]
+            result = exec_in(cluster.master, command, timeout=60)
+            assert result.returncode == 0, f"job {attempt + 1} of {SHORT_JOBS} did not end (rc {result.returncode})"
+            assert sorted(result.stdout.split()) == sorted(pod.name for pod in rendered.workers)
