@@ -8,7 +8,12 @@ N > cores), alternating the two ``--repeats`` times and keeping the median of ea
 the table, the ratios kompi/native and Open MPI 5 against 4. Run as root with podman, buildah and
 runc (as tests/images does), on an idle machine:
 
-    venv/bin/python bench/images/vs_native.py [--ranks 2,4] [--repeats 3] [--env OMPI_MCA_x=y] [ompi4 ompi5]
+    venv/bin/python bench/images/vs_native.py [--on podman|real-node] [--ranks 2,4] [--repeats 3]
+        [--env OMPI_MCA_x=y] [ompi4 ompi5]
+
+``--on podman`` (the default) runs kompi's rendered pods as podman containers on a podman network;
+``--on real-node`` runs them through `kompi up` on the local cluster's real node (kubelet, containerd,
+the bridge CNI; real_node_pods.py), which needs the engine (`bin/kompi engine build`).
 
 ``--env`` passes variables to the kompi job's mpiexec (to try MCA settings without rebuilding).
 """
@@ -24,14 +29,15 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, ExitStack, contextmanager
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from native import NativeMPI, native
+from real_node_pods import Run, real_node_pods
 
 from tests.images.cluster import RunningCluster, render_cluster, running_cluster
 from tests.images.podman import REPO_ROOT, exec_in, podman, podman_env
@@ -104,18 +110,22 @@ def run_kompi(cluster: RunningCluster, ranks: int, env: Sequence[str]) -> str:
     return result.stdout
 
 
+@contextmanager
+def podman_job(image: str, ranks: int) -> Iterator[Run]:
+    with kompi_cluster(image, ranks) as cluster:
+        yield lambda env: run_kompi(cluster, ranks, env)
+
+
 def medians(samples: Sequence[Figures]) -> Figures:
     return {label: statistics.median(sample[label] for sample in samples) for label, *_ in METRICS}
 
 
-def measure(
-    cluster: RunningCluster, mpi: NativeMPI, ranks: int, repeats: int, env: Sequence[str]
-) -> tuple[Figures, Figures]:
+def measure(run: Run, mpi: NativeMPI, ranks: int, repeats: int, env: Sequence[str]) -> tuple[Figures, Figures]:
     """Median kompi and native figures, the two alternating so that both see the same machine."""
     kompi, bare = [], []
     for _ in range(repeats):
         bare.append(figures(mpi.run(ranks, PROGRAM)[1]))
-        kompi.append(figures(run_kompi(cluster, ranks, env)))
+        kompi.append(figures(run(env)))
     return medians(kompi), medians(bare)
 
 
@@ -144,6 +154,7 @@ def print_flavor_gap(results: dict[tuple[str, int], tuple[Figures, Figures]]) ->
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("flavors", nargs="*", choices=["ompi4", "ompi5", []])
+    parser.add_argument("--on", choices=["podman", "real-node"], default="podman", help="where kompi's pods run")
     parser.add_argument("--ranks", default=f"{os.cpu_count()},{2 * (os.cpu_count() or 1)}")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--env", action="append", default=[], help="VAR=VALUE for the kompi job's mpiexec")
@@ -155,17 +166,26 @@ def main(argv: Sequence[str]) -> int:
     args.flavors = args.flavors or ["ompi4", "ompi5"]
     rank_counts = [int(value) for value in args.ranks.split(",")]
     images = build_images(args.flavors)
-    print(f"cores {os.cpu_count()}, load {os.getloadavg()[0]:.2f}; ratios are kompi/native (same run)")
-    print(f"{'flavor':6} {'ranks':5} {'metric':22} {'kompi':>10} {'native':>10} {'ratio':>8}")
-    results: dict[tuple[str, int], tuple[Figures, Figures]] = {}
-    for flavor in args.flavors:
-        mpi = native(flavor)
-        for ranks in rank_counts:
-            with kompi_cluster(images[flavor], ranks) as cluster:
-                start = time.monotonic()
-                results[(flavor, ranks)] = measure(cluster, mpi, ranks, args.repeats, args.env)
-            print_rows(flavor, ranks, *results[(flavor, ranks)])
-            print(f"# {flavor} -n {ranks}: {time.monotonic() - start:.0f} s, load {os.getloadavg()[0]:.2f}")
+    with ExitStack() as stack:
+        job: Callable[[str, int], AbstractContextManager[Run]] = podman_job
+        if args.on == "real-node":
+            pods = stack.enter_context(real_node_pods(list(images.values())))
+
+            def job(image: str, ranks: int) -> AbstractContextManager[Run]:
+                return pods.job(image, ranks, cpu_request(ranks), PROGRAM.read_text())
+
+        load = os.getloadavg()[0]
+        print(f"cores {os.cpu_count()}, load {load:.2f}, kompi's pods on {args.on}; ratios are kompi/native (same run)")
+        print(f"{'flavor':6} {'ranks':5} {'metric':22} {'kompi':>10} {'native':>10} {'ratio':>8}")
+        results: dict[tuple[str, int], tuple[Figures, Figures]] = {}
+        for flavor in args.flavors:
+            mpi = native(flavor)
+            for ranks in rank_counts:
+                with job(images[flavor], ranks) as run:
+                    start = time.monotonic()
+                    results[(flavor, ranks)] = measure(run, mpi, ranks, args.repeats, args.env)
+                print_rows(flavor, ranks, *results[(flavor, ranks)])
+                print(f"# {flavor} -n {ranks}: {time.monotonic() - start:.0f} s, load {os.getloadavg()[0]:.2f}")
     print_flavor_gap(results)
     return 0
 
