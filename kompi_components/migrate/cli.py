@@ -35,7 +35,7 @@ def _config_error(error: ConfigError, result: Translation) -> str:
 
 
 def render_hint(stack: str, project_dir: Path) -> str:
-    """The render command that works from the user's shell (bin/kompi runs in the project directory)."""
+    """The render command that works from the user's shell (bin/kompi runs in the caller's directory)."""
     where = "" if project_dir.resolve() == Path.cwd().resolve() else f" --dir {project_dir.resolve()}"
     return f"bin/kompi render --stack {stack}{where}"
 

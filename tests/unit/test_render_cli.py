@@ -1,9 +1,11 @@
-"""`bin/kompi render --stack NAME`: valid multi-document YAML, no key material."""
+"""`bin/kompi render --stack NAME`: valid multi-document YAML, no key material, the caller's paths."""
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 import yaml
@@ -43,3 +45,22 @@ def test_render_help_says_the_output_is_a_preview() -> None:
     text = " ".join(result.stdout.split())
     assert text.startswith("usage: bin/kompi render")
     assert "not for `kubectl apply`" in text and "placeholders" in text
+
+
+def test_bin_kompi_reads_relative_paths_from_the_callers_directory(tmp_path: Path) -> None:
+    project = tmp_path / "projects" / "mine"
+    project.mkdir(parents=True)
+    for name in ("Pulumi.yaml", "Pulumi.dev.yaml"):
+        shutil.copy(REPO / name, project / name)
+    text = (project / "Pulumi.dev.yaml").read_text()
+    (project / "Pulumi.dev.yaml").write_text(text.replace("kompi:workers: 2", "kompi:workers: 3"))
+    result = subprocess.run(
+        [str(REPO / "bin" / "kompi"), "render", "--stack", "dev", "--dir", "mine"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path / "projects",
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    statefulsets = [doc for doc in yaml.safe_load_all(result.stdout) if doc["kind"] == "StatefulSet"]
+    assert {doc["spec"]["replicas"] for doc in statefulsets if doc["metadata"]["name"].endswith("-worker")} == {3}
