@@ -24,7 +24,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from kompi_components.engine.build import build_engine
-from kompi_components.engine.job_readiness import is_ready
+from kompi_components.engine.conditions import is_ready
 from kompi_components.engine.local_cluster import LocalCluster
 from kompi_components.engine.node_images import kompi_images
 from tests.e2e.live import Kubectl

@@ -22,6 +22,7 @@ from collections.abc import Callable
 from typing import Any
 
 from kompi_components.config.schema import KompiConfig
+from kompi_components.engine.conditions import is_ready
 from kompi_components.manifests.pod import MPI_CONTAINER
 from kompi_components.naming import cluster_names
 
@@ -76,10 +77,6 @@ def of_previous_template(statefulset: dict[str, Any], pod: dict[str, Any]) -> bo
     """The pod was made from a template the StatefulSet no longer has (its controller labels each pod)."""
     update = statefulset.get("status", {}).get("updateRevision")
     return bool(update) and pod["metadata"].get("labels", {}).get(REVISION_LABEL) not in (None, update)
-
-
-def is_ready(pod: dict[str, Any]) -> bool:
-    return any(c["type"] == "Ready" and c["status"] == "True" for c in pod.get("status", {}).get("conditions", []))
 
 
 def not_ready_reason(pod: dict[str, Any]) -> str:

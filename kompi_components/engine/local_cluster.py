@@ -18,6 +18,7 @@ from pathlib import Path
 import yaml
 
 from kompi_components.engine import local_gang, paths, versions
+from kompi_components.engine.conditions import is_ready
 from kompi_components.engine.gang_scheduler import CONTROLLER_BINARY, SCHEDULER_BINARY
 from kompi_components.engine.pki import issue_missing_clients, make_pki
 from kompi_components.engine.processes import ProcessTable
@@ -372,12 +373,7 @@ class LocalCluster:
 
     def _nodes_ready(self) -> bool:
         nodes = json.loads(self.kubectl("get", "nodes", "-l", "type=kwok", "-o", "json"))["items"]
-        ready = [
-            node
-            for node in nodes
-            if any(c["type"] == "Ready" and c["status"] == "True" for c in node["status"].get("conditions", []))
-            and not node["spec"].get("taints")
-        ]
+        ready = [node for node in nodes if is_ready(node) and not node["spec"].get("taints")]
         return len(ready) == self.nodes.count
 
     def _default_account_exists(self) -> bool:

@@ -29,6 +29,7 @@ from typing import Any
 import yaml
 
 from kompi_components.engine import node_images
+from kompi_components.engine.conditions import is_ready
 from kompi_components.engine.node_binaries import COREDNS, KUBE_ROUTER, KUBELET, PAUSE
 from kompi_components.engine.pki import issue_kubelet
 from kompi_components.engine.processes import ProcessTable
@@ -377,8 +378,7 @@ class RealNode:
         status = self._kubectl("get", "node", NODE_NAME, "-o", "json", check=False)
         if not status:
             return False
-        conditions = json.loads(status)["status"].get("conditions", [])
-        return any(c["type"] == "Ready" and c["status"] == "True" for c in conditions)
+        return is_ready(json.loads(status))
 
     def _wait_ready(self, started: float, log: Callable[[str], None]) -> None:
         self._wait(f"node {NODE_NAME}", 120, self._node_ready)

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from kompi_components.engine.job_readiness import is_ready
+from kompi_components.engine.conditions import is_ready
 
 
 class Kubectl:

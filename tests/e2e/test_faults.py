@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from kompi_components.config import load_config
-from kompi_components.engine.job_readiness import JobReadinessError, is_ready, wait_until_jobs_can_run
+from kompi_components.engine.conditions import is_ready
+from kompi_components.engine.job_readiness import JobReadinessError, wait_until_jobs_can_run
 from kompi_components.engine.local_cluster import LocalCluster
 from kompi_components.stack_files import read_stack_config
 from tests.e2e.live import Kubectl, wait_until
