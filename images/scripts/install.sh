@@ -149,7 +149,7 @@ write_prrte_params() {
 # no binding (pods sharing a node's cores would each bind their first rank to core 0).
 # Ranks are forked on the daemon's own thread: PRRTE 3.0's daemons fork them on up to 16 worker threads
 # and could reap a rank that exits at once before its pid was recorded, losing its exit, so mpiexec
-# hung after the job's output (one `mpiexec hostname` in about eight; fixed in PRRTE after 3.0).
+# hung after the job's output (one short job in about eight here; fixed in PRRTE after 3.0).
 prte_keep_fqdn_hostnames = 1
 prte_default_hostfile = ${HOSTFILE}
 plm_ssh_agent = ssh
