@@ -116,6 +116,14 @@ def podman_job(image: str, ranks: int) -> Iterator[Run]:
         yield lambda env: run_kompi(cluster, ranks, env)
 
 
+def kompi_jobs(on: str, images: dict[str, str], stack: ExitStack) -> Callable[[str, int], AbstractContextManager[Run]]:
+    """Where each (image, ranks) job gets its kompi pods: podman containers, or `kompi up` on the real node."""
+    if on == "podman":
+        return podman_job
+    pods = stack.enter_context(real_node_pods(list(images.values())))
+    return lambda image, ranks: pods.job(image, ranks, cpu_request(ranks), PROGRAM.read_text())
+
+
 def medians(samples: Sequence[Figures]) -> Figures:
     return {label: statistics.median(sample[label] for sample in samples) for label, *_ in METRICS}
 
@@ -167,13 +175,7 @@ def main(argv: Sequence[str]) -> int:
     rank_counts = [int(value) for value in args.ranks.split(",")]
     images = build_images(args.flavors)
     with ExitStack() as stack:
-        job: Callable[[str, int], AbstractContextManager[Run]] = podman_job
-        if args.on == "real-node":
-            pods = stack.enter_context(real_node_pods(list(images.values())))
-
-            def job(image: str, ranks: int) -> AbstractContextManager[Run]:
-                return pods.job(image, ranks, cpu_request(ranks), PROGRAM.read_text())
-
+        job = kompi_jobs(args.on, images, stack)
         load = os.getloadavg()[0]
         print(f"cores {os.cpu_count()}, load {load:.2f}, kompi's pods on {args.on}; ratios are kompi/native (same run)")
         print(f"{'flavor':6} {'ranks':5} {'metric':22} {'kompi':>10} {'native':>10} {'ratio':>8}")
