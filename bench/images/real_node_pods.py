@@ -9,7 +9,6 @@ program reaches the ranks as `python3 -c`, so no pod needs a copy of it.
 from __future__ import annotations
 
 import shlex
-import subprocess
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -18,6 +17,7 @@ from pathlib import Path
 from kompi_components.engine.build import build_engine
 from kompi_components.engine.local_cluster import LocalCluster
 from tests.e2e.live import Kubectl
+from tests.e2e.node.mpi import run_in
 from tests.e2e.port_blocks import PortBlock
 from tests.e2e.project import Project
 
@@ -46,15 +46,8 @@ class RealNodePods:
             project.kompi("destroy")
 
     def _run(self, namespace: str, master: str, ranks: int, program: str, env: Sequence[str]) -> str:
-        kubectl = [str(self.kubectl.binary), "--kubeconfig", str(self.kubectl.kubeconfig)]
         command = ["env", *env, "mpiexec", "-n", str(ranks), "python3", "-c", program]
-        result = subprocess.run(
-            [*kubectl, "exec", "-n", namespace, master, "-c", "mpi", "--", *command],
-            capture_output=True,
-            text=True,
-            timeout=900,
-            check=False,
-        )
+        result = run_in(self.kubectl, namespace, master, *command, timeout=900)
         if result.returncode != 0:
             raise RuntimeError(f"{shlex.join(command[:6])} on the real node failed:\n{result.stderr[-3000:]}")
         return result.stdout
