@@ -15,15 +15,14 @@ import os
 import resource
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.local import kwok_cluster
 from bench.scaling_report import report
-from kompi_components.engine.build import build_engine
-from kompi_components.engine.local_cluster import FakeNodes, LocalCluster
+from kompi_engine.local_cluster import FakeNodes, LocalCluster
 from tests.e2e.port_blocks import PortBlock
 from tests.e2e.project import Project
 
@@ -75,31 +74,19 @@ def _print_cpu(cpu: dict[int, dict[str, float]]) -> None:
 
 
 def main() -> int:
-    engine = build_engine().bin
-    with tempfile.TemporaryDirectory(prefix="kompi-bench-") as scratch:
-        root = Path(scratch)
-        cluster = LocalCluster(
-            state=root / "cluster",
-            bin=engine,
-            ports=PortBlock.BENCH_ENGINE_UP.ports,
-            nodes=FakeNodes(count=4, pods=200),
-        )
-        cluster.up()
-        try:
-            up: dict[int, list[float]] = {n: [] for n in WORKERS}
-            preview: dict[int, list[float]] = {n: [] for n in WORKERS}
-            cpu: dict[int, dict[str, float]] = collections.defaultdict(dict)
-            # sizes interleaved round by round, so that machine noise hits all of them alike
-            for round_number in range(ROUNDS):
-                for n in WORKERS:
-                    project = Project.copy_of("dev", root / f"r{round_number}-w{n}", cluster.kubeconfig)
-                    project.set(workers=n, workerPod={"resources": {"requests": {"cpu": "10m", "memory": "16Mi"}}})
-                    seconds, cpu[n] = _timed_with_cpu(project, cluster)
-                    up[n].append(seconds)
-                    preview[n].append(_timed(project, "preview"))
-                    project.kompi("destroy")
-        finally:
-            cluster.down()
+    up: dict[int, list[float]] = {n: [] for n in WORKERS}
+    preview: dict[int, list[float]] = {n: [] for n in WORKERS}
+    cpu: dict[int, dict[str, float]] = collections.defaultdict(dict)
+    with kwok_cluster(PortBlock.BENCH_ENGINE_UP, FakeNodes(count=4, pods=200)) as (cluster, root):
+        # sizes interleaved round by round, so that machine noise hits all of them alike
+        for round_number in range(ROUNDS):
+            for n in WORKERS:
+                project = Project.copy_of("dev", root / f"r{round_number}-w{n}", cluster.kubeconfig)
+                project.set(workers=n, workerPod={"resources": {"requests": {"cpu": "10m", "memory": "16Mi"}}})
+                seconds, cpu[n] = _timed_with_cpu(project, cluster)
+                up[n].append(seconds)
+                preview[n].append(_timed(project, "preview"))
+                project.kompi("destroy")
     failed = False
     for label, samples in (("kompi up", up), ("kompi preview", preview)):
         times = {n: statistics.median(values) for n, values in samples.items()}

@@ -23,10 +23,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from kompi_components.engine.build import build_engine
-from kompi_components.engine.conditions import is_ready
-from kompi_components.engine.local_cluster import LocalCluster
-from kompi_components.engine.node_images import kompi_images
+from kompi_components.kube.conditions import is_ready
+from kompi_engine.build import build_engine
+from kompi_engine.local_cluster import LocalCluster
+from kompi_engine.node_images import kompi_images
 from tests.e2e.live import Kubectl
 from tests.e2e.node.mpi import run_in
 from tests.e2e.port_blocks import PortBlock

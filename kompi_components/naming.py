@@ -17,6 +17,8 @@ RESERVED_VOLUME_PREFIX = "kompi-"
 VOLUME_SSH = "kompi-ssh"
 VOLUME_GENERATED = "kompi-generated"
 VOLUME_SHM = "kompi-shm"
+# See Names.claim_template_labels: fixed for ever, whatever contract.KOMPI_VERSION says.
+CLAIM_TEMPLATE_FORMAT = "0.1.0"
 
 
 def code_volume(app_name: str) -> str:
@@ -118,6 +120,20 @@ class Names:
         if component:
             labels["app.kubernetes.io/component"] = component
         return labels
+
+    def pod_labels(self, component: str) -> dict[str, str]:
+        """Labels of pod templates: no version, so that a kompi upgrade that leaves the pods as they are
+        does not restart them (and the jobs they run); the image tag says what the pods run."""
+        labels = self.labels(component)
+        del labels["app.kubernetes.io/version"]
+        return labels
+
+    def claim_template_labels(self, component: str) -> dict[str, str]:
+        """Labels of a StatefulSet's claim templates, which Kubernetes never lets change: a new value
+        would replace the StatefulSet and, with it, delete every claim. So they never follow the running
+        kompi version; their ``app.kubernetes.io/version`` is the claim-template format's, the value
+        kompi 0.1.0 wrote, so that clusters made by it are not replaced either."""
+        return self.labels(component) | {"app.kubernetes.io/version": CLAIM_TEMPLATE_FORMAT}
 
     def selector(self, component: str | None = None) -> dict[str, str]:
         """The stable subset of labels used in selectors (never the version)."""

@@ -15,7 +15,8 @@ from kompi_components.stack_files import read_stack_config
 
 def render_objects(raw_config: dict[str, str]) -> list[Manifest]:
     """The objects for ``raw_config`` (``kompi:*`` keys); key material is replaced by placeholders."""
-    return build_cluster(load_config(raw_config), placeholder_secret_data()).all()
+    config = load_config(raw_config)
+    return build_cluster(config, placeholder_secret_data(config.ssh_key_version)).all()
 
 
 def render_stack(project_dir: Path, stack: str) -> list[Manifest]:

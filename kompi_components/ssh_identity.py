@@ -75,6 +75,10 @@ def identity_files(client_seed: bytes, host_seed: bytes, cluster: str, host_patt
     )
 
 
-def placeholder_secret_data() -> dict[str, str]:
-    """What the offline render shows instead of key material (which only `pulumi up` makes)."""
-    return {name: f"<{name}: made by pulumi up from pulumi-random state>" for name in contract.SSH_SECRET_KEYS}
+def placeholder_secret_data(key_version: int = 1) -> dict[str, str]:
+    """What the offline render shows instead of key material (which only `pulumi up` makes); it names the
+    key version, so that a render shows a rotation as the new Secret that `pulumi up` makes."""
+    return {
+        name: f"<{name}: made by pulumi up from pulumi-random state, key version {key_version}>"
+        for name in contract.SSH_SECRET_KEYS
+    }

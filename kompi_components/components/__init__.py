@@ -1,5 +1,4 @@
-"""Pulumi ComponentResources: one per concept, each creating the objects kompi.manifests builds."""
+"""Pulumi ComponentResources: one per concept, each creating the objects kompi.manifests builds.
 
-from kompi_components.components.cluster import KompiCluster
-
-__all__ = ["KompiCluster"]
+Nothing is imported here: the engine's dynamic-provider process imports the rollout step and the data
+guard alone (the public API is kompi_components.api)."""

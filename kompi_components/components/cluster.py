@@ -1,18 +1,27 @@
-"""KompiCluster: the whole Open MPI cluster of one stack."""
+"""KompiCluster: an Open MPI cluster, as a Pulumi component that programs compose."""
 
-from __future__ import annotations
-
+# No `from __future__ import annotations`: Pulumi's component provider reads the hints below at run time.
 import shlex
+from typing import Any
 
 import pulumi
 
 from kompi_components import contract
-from kompi_components.components.object_group import ObjectGroup
+from kompi_components.components.args import ClusterArgs
+from kompi_components.components.data_guard import DataGuard, claim_identities
+from kompi_components.components.inputs import Resolved, resolve, with_known
+from kompi_components.components.object_group import Naming, ObjectGroup
+from kompi_components.components.rollout import StatefulSetRollout
 from kompi_components.components.ssh_identity import SshIdentity
 from kompi_components.config.schema import KompiConfig
+from kompi_components.kube.access import ClusterAccess
 from kompi_components.manifests.cluster import ClusterObjects, build_cluster
+from kompi_components.manifests.meta import Manifest
 from kompi_components.manifests.pod import MPI_CONTAINER
-from kompi_components.naming import cluster_names
+from kompi_components.manifests.preparation import job_name, spec_hash
+from kompi_components.naming import Names, cluster_names
+
+TYPE = "kompi:index:Cluster"
 
 
 def total_slots(config: KompiConfig) -> int:
@@ -31,33 +40,75 @@ def first_job_command(config: KompiConfig) -> str:
     return shlex.join(["kubectl", "exec", "-n", names.namespace, names.master_pod, "-c", MPI_CONTAINER, "--", *command])
 
 
+def _named_after(resource: pulumi.Resource, name: pulumi.Input[str]) -> pulumi.Output[str]:
+    """``name`` as an output that depends on ``resource``: what reads it waits until the object exists."""
+    return pulumi.Output.all(resource.urn, name).apply(lambda values: str(values[1]))
+
+
 class KompiCluster(pulumi.ComponentResource):
-    def __init__(self, name: str, config: KompiConfig, opts: pulumi.ResourceOptions | None = None) -> None:
-        super().__init__("kompi:index:Cluster", name, None, opts)
+    """An Open MPI cluster on Kubernetes: a master and a StatefulSet of workers that reach each other over SSH,
+    so that `kubectl exec <master> -- mpiexec ...` runs a distributed job. Its Kubernetes objects use the
+    provider given in the resource options (or the default one)."""
+
+    namespace: pulumi.Output[str]
+    """namespace of the cluster's objects (once the objects that need it exist)"""
+    master_pod: pulumi.Output[str]
+    """the pod to run `mpiexec` in (one-shot mode: job/<name>), once it is Ready"""
+    workers: pulumi.Output[int]
+    """number of worker pods"""
+    total_slots: pulumi.Output[int]
+    """MPI slots of the whole cluster (the hostfile's sum)"""
+    hostfile: pulumi.Output[str]
+    """path of the hostfile in the master, which Open MPI reads by default"""
+    first_job: pulumi.Output[str]
+    """the kubectl command of a first job over every worker"""
+    ssh_public_key: pulumi.Output[str]
+    """the cluster's SSH client public key"""
+
+    def __init__(self, name: str, args: ClusterArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        """``args``: ClusterArgs (a dict); bad values raise InvalidArgs (one line) before anything registers."""
+        resolved = resolve(args, default_cluster_name=name)
+        super().__init__(TYPE, name, None, opts)
+        config = resolved.config
+        self._access = _access(resolved)
+        self._timeout = config.rollout_timeout_seconds
         names = cluster_names(config)
-        identity = SshIdentity(f"{name}-ssh", names, config.ssh_key_version, pulumi.ResourceOptions(parent=self))
+        known = _Known(resolved, names)
+        # Clusters made by kompi 0.1.0 (the stack program, named after their clusterName) keep their objects.
+        self._naming = Naming(name, legacy=name == config.cluster_name and not resolved.deferred, known=known)
+        child = pulumi.ResourceOptions(parent=self)
+        patterns = known(names.known_host_patterns())
+        identity = SshIdentity(f"{name}-ssh", names, config.ssh_key_version, child, known_hosts=patterns)
         objects = build_cluster(config, identity.secret_data)
+        known.claims = objects.data
 
         # Everything lives in the namespace, so it comes first when kompi creates it.
         namespace: list[pulumi.Resource] = []
+        self.namespace = pulumi.Output.from_input(known(names.namespace))
         if objects.namespace:
-            namespace.append(ObjectGroup("Namespace", f"{name}-namespace", objects.namespace, self))
-        pods_need: list[pulumi.Resource] = [*namespace, identity.store(objects.ssh[0], namespace)]
-        pods_need.append(ObjectGroup("Network", f"{name}-network", objects.network, self, namespace))
+            group = self._group("Namespace", f"{name}-namespace", objects.namespace)
+            namespace.append(group)
+            self.namespace = _named_after(group.resources[0], known(names.namespace))
+        secret = identity.store(objects.ssh[0], namespace, self._naming)
+        pods_need: list[pulumi.Resource] = [*namespace, secret]
+        pods_need.append(self._group("Network", f"{name}-network", objects.network, namespace))
         if objects.gang:
-            pods_need.append(ObjectGroup("GangScheduling", f"{name}-gang", objects.gang, self, namespace))
-        pods_need += self._data(name, objects, namespace)
-        ObjectGroup("Workers", f"{name}-workers", objects.workers, self, pods_need)
-        ObjectGroup("Master", f"{name}-master", objects.master, self, pods_need)
-
-        self.namespace = pulumi.Output.from_input(names.namespace)
+            pods_need.append(self._group("GangScheduling", f"{name}-gang", objects.gang, namespace))
+        # Objects whose change could delete claims wait for the guard, which refuses such a change.
+        claims = known(claim_identities(objects.all()))
+        guard = DataGuard(f"{name}-data-guard", claims, config.allow_data_loss, pulumi.ResourceOptions(parent=self))
+        pods_need += self._data(name, objects, [*namespace, guard])
+        self._rolled(self._group("Workers", f"{name}-workers", objects.workers, [*pods_need, guard]))
+        # One-shot mode: the Job's ServiceAccount and RBAC exist before the Job's pod starts.
+        master = self._group("Master", f"{name}-master", objects.master, pods_need, ordered=True)
+        master_ready = self._rolled(master) or master.resources[-1]
         # One-shot mode: the Job's pod has a generated name; the output names the Job.
-        master = f"job/{names.master}" if config.one_shot.enabled else names.master_pod
-        self.master_pod = pulumi.Output.from_input(master)
+        master_name = f"job/{names.master}" if config.one_shot.enabled else names.master_pod
+        self.master_pod = _named_after(master_ready, master_name)
         self.workers = pulumi.Output.from_input(config.workers)
         self.total_slots = pulumi.Output.from_input(total_slots(config))
         self.hostfile = pulumi.Output.from_input(contract.HOSTFILE)
-        self.first_job = pulumi.Output.from_input(first_job_command(config))
+        self.first_job = pulumi.Output.from_input(known(first_job_command(config)))
         self.ssh_public_key = identity.public_key
         self.register_outputs(
             {
@@ -71,15 +122,64 @@ class KompiCluster(pulumi.ComponentResource):
             }
         )
 
-    def _data(self, name: str, objects: ClusterObjects, namespace: list[pulumi.Resource]) -> list[pulumi.Resource]:
-        """The data claims, then the preparation Job that writes them; the MPI pods wait for both."""
+    def _group(
+        self,
+        type_name: str,
+        name: str,
+        manifests: list[Manifest],
+        depends_on: list[pulumi.Resource] | None = None,
+        ordered: bool = False,
+    ) -> ObjectGroup:
+        return ObjectGroup(type_name, name, manifests, self, depends_on, ordered, naming=self._naming)
+
+    def _rolled(self, group: ObjectGroup) -> StatefulSetRollout | None:
+        """Each StatefulSet of the group gets the step that rolls all its pods at once and waits for them
+        (a group has one at most); returns it."""
+        rollout = None
+        for manifest, resource in zip(group.manifests, group.resources, strict=True):
+            if manifest["kind"] == "StatefulSet":
+                statefulset = manifest["metadata"]["name"]  # (the cluster's name, never a value known later)
+                aliases = self._naming.aliases(f"{statefulset}-rollout")
+                opts = pulumi.ResourceOptions(parent=group, aliases=aliases)
+                name = f"{self._naming.owner}-{statefulset}-rollout"
+                rollout = StatefulSetRollout(name, manifest, resource, self._access, self._timeout, opts)
+        return rollout
+
+    def _data(self, name: str, objects: ClusterObjects, need: list[pulumi.Resource]) -> list[pulumi.Resource]:
+        """The data claims (after ``need``), then the preparation Job that writes them; the MPI pods wait for
+        both."""
         if not objects.data:
             return []
-        claims = ObjectGroup("Data", f"{name}-data", objects.data, self, namespace)
+        claims = self._group("Data", f"{name}-data", objects.data, need)
         if not objects.preparation:
             return [claims]
         # pulumi-kubernetes waits for the Job to complete; a failed Job stops `up` before any MPI pod exists.
-        job = ObjectGroup(
-            "DataPreparation", f"{name}-data-preparation", objects.preparation, self, [*namespace, claims]
-        )
+        job = self._group("DataPreparation", f"{name}-data-preparation", objects.preparation, [*need, claims])
         return [claims, job]
+
+
+class _Known:
+    """Gives manifests and names the values known only during `up` (identity when there are none). The
+    data-preparation Job's name is the hash of its real spec, so it is computed again from it."""
+
+    def __init__(self, resolved: Resolved, names: Names) -> None:
+        self._known = resolved.known
+        self._names = names
+        self.claims: list[Manifest] = []  # the data claims, which the Job's hash covers too
+
+    def __call__(self, value: Any) -> Any:
+        known = with_known(value, self._known)
+        if self._known is None or not isinstance(value, dict) or value.get("kind") != "Job":
+            return known
+        if "activeDeadlineSeconds" in value.get("spec", {}) and "-prepare-" in value["metadata"]["name"]:
+            spec = pulumi.Output.from_input(known["spec"])
+            known["metadata"] = dict(known["metadata"]) | {
+                "name": spec.apply(lambda real: job_name(self._names, spec_hash(real, self.claims)))
+            }
+        return known
+
+
+def _access(resolved: Resolved) -> ClusterAccess:
+    return ClusterAccess(
+        resolved.access.get("kubeconfig"), resolved.access.get("kube_context"), resolved.access.get("kube_cluster")
+    )

@@ -8,6 +8,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
+from kompi_components.components.inputs import holds_stand_in
 from kompi_components.manifests.meta import Manifest, retained_on_delete
 from kompi_components.manifests.oneshot import replicas_ignored
 
@@ -31,12 +32,24 @@ def _snake(name: str) -> str:
     return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
 
 
-def logical_name(manifest: Manifest) -> str:
-    """Pulumi's name for the object: kind and Kubernetes name, unique within a stack."""
+def legacy_name(manifest: Manifest) -> str:
+    """The name kompi 0.1.0 gave the object (kind and Kubernetes name): an alias, so that stacks made
+    with it keep every object."""
     return f"{manifest['kind'].lower()}-{manifest['metadata']['name']}"
 
 
-def create_object(manifest: Manifest, opts: pulumi.ResourceOptions) -> pulumi.CustomResource:
+def logical_name(owner: str, manifest: Manifest) -> str:
+    """Pulumi's name for the object: the owning cluster's resource name, its kind and its Kubernetes name, so
+    that clusters of one stack never share one (two may have the same clusterName in two namespaces). A
+    namespace known only during `up` is named by its role."""
+    name = manifest["metadata"]["name"]
+    if holds_stand_in(name):
+        return f"{owner}-{manifest['kind'].lower()}"
+    return f"{owner}-{manifest['kind'].lower()}-{name}"
+
+
+def create_object(name: str, manifest: Manifest, opts: pulumi.ResourceOptions) -> pulumi.CustomResource:
+    """``manifest`` may hold Outputs (values known only during `up`)."""
     if retained_on_delete(manifest):
         # Pulumi forgets the object on `destroy` (or replacement) instead of deleting it.
         opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(retain_on_delete=True))
@@ -48,7 +61,5 @@ def create_object(manifest: Manifest, opts: pulumi.ResourceOptions) -> pulumi.Cu
     resource_class = _RESOURCE_CLASSES.get((api_version, kind))
     if resource_class is None:
         # Custom resources (PodGroup) keep apiVersion and kind as inputs.
-        return k8s.apiextensions.CustomResource(
-            logical_name(manifest), api_version=api_version, kind=kind, opts=opts, **fields
-        )
-    return resource_class(logical_name(manifest), opts=opts, **fields)  # type: ignore[no-any-return]
+        return k8s.apiextensions.CustomResource(name, api_version=api_version, kind=kind, opts=opts, **fields)
+    return resource_class(name, opts=opts, **fields)  # type: ignore[no-any-return]

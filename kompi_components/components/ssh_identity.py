@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import base64
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pulumi
 import pulumi_random as random
 
-from kompi_components.components.kubernetes_object import create_object
+from kompi_components.components.kubernetes_object import create_object, legacy_name, logical_name
 from kompi_components.manifests.meta import Manifest
 from kompi_components.naming import Names
+
+if TYPE_CHECKING:
+    from kompi_components.components.object_group import Naming
 from kompi_components.ssh_identity import SEED_BYTES, SshIdentityFiles, identity_files
 
 
@@ -20,24 +23,36 @@ class SshIdentity(pulumi.ComponentResource):
     secret_data: pulumi.Output[dict[str, str]]
     public_key: pulumi.Output[str]
 
-    def __init__(self, name: str, names: Names, key_version: int, opts: pulumi.ResourceOptions | None = None) -> None:
+    def __init__(
+        self,
+        name: str,
+        names: Names,
+        key_version: int,
+        opts: pulumi.ResourceOptions | None = None,
+        known_hosts: pulumi.Input[list[str]] | None = None,
+    ) -> None:
+        """``known_hosts``: the host-name patterns the host key is trusted for (default: ``names``'), an Output
+        when the namespace is known only during `up`."""
         super().__init__("kompi:index:SshIdentity", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         keepers = {"keyVersion": str(key_version)}
         client_seed = random.RandomBytes(f"{name}-client-seed", length=SEED_BYTES, keepers=keepers, opts=child)
         host_seed = random.RandomBytes(f"{name}-host-seed", length=SEED_BYTES, keepers=keepers, opts=child)
 
-        def derive(seeds: list[Any]) -> SshIdentityFiles:
-            client, host = (base64.b64decode(seed) for seed in seeds)
-            return identity_files(client, host, names.cluster, names.known_host_patterns())
+        def derive(values: list[Any]) -> SshIdentityFiles:
+            client, host = (base64.b64decode(seed) for seed in values[:2])
+            return identity_files(client, host, names.cluster, list(values[2]))
 
-        files = pulumi.Output.all(client_seed.base64, host_seed.base64).apply(derive)
+        patterns = names.known_host_patterns() if known_hosts is None else known_hosts
+        files = pulumi.Output.all(client_seed.base64, host_seed.base64, patterns).apply(derive)
         self.secret_data = pulumi.Output.secret(files.apply(lambda f: f.as_secret_data()))
         # The public key is not secret, though it is derived from a secret seed.
         self.public_key = pulumi.Output.unsecret(files.apply(lambda f: f.client_public))
 
-    def store(self, manifest: Manifest, depends_on: list[pulumi.Resource]) -> pulumi.CustomResource:
+    def store(self, manifest: Manifest, depends_on: list[pulumi.Resource], naming: Naming) -> pulumi.CustomResource:
         """Create the Secret (built from ``secret_data`` by kompi.manifests) as a child."""
-        secret = create_object(manifest, pulumi.ResourceOptions(parent=self, depends_on=depends_on))
+        aliases = naming.aliases(legacy_name(manifest))
+        opts = pulumi.ResourceOptions(parent=self, depends_on=depends_on, aliases=aliases)
+        secret = create_object(logical_name(naming.owner, manifest), naming.known(manifest), opts)
         self.register_outputs({"publicKey": self.public_key})
         return secret

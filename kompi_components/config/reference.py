@@ -54,12 +54,12 @@ for _key in _POD_KEYS:
     KUBE_OPENMPI[f"workerPod.{_key}"] = f"`mpiWorkers.{_key}`"
 
 
-def _model_of(annotation: object) -> type[BaseModel] | None:
+def model_of(annotation: object) -> type[BaseModel] | None:
     """The model inside ``annotation`` (``Model``, ``Model | None``, ``list[Model]``), if any."""
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         return annotation
     for arg in typing.get_args(annotation):
-        model = _model_of(arg)
+        model = model_of(arg)
         if model:
             return model
     return None
@@ -101,7 +101,7 @@ def rows(model: type[BaseModel] = KompiConfig, prefix: str = "") -> Iterator[tup
         key = prefix + (field.alias or name)
         equivalent = KUBE_OPENMPI.get(key.removeprefix("kompi:"), "-")
         yield key, _type_name(field.annotation), _default(field), field.description or "", equivalent
-        nested = _model_of(field.annotation)
+        nested = model_of(field.annotation)
         if nested:
             is_list = typing.get_origin(field.annotation) is list
             yield from rows(nested, f"{key}[]." if is_list else f"{key}.")

@@ -323,6 +323,10 @@ class KompiConfig(Model):
     run_as_group: int = Field(default=contract.MPI_GID, ge=1, description="gid and fsGroup of the pods")
     master_pod: MasterSettings = Field(default_factory=MasterSettings, description="master pod settings")
     worker_pod: PodSettings = Field(default_factory=PodSettings, description="worker pod settings")
+    one_worker_per_node: bool = Field(
+        default=False,
+        description="at most one worker per node (a required pod anti-affinity on kubernetes.io/hostname)",
+    )
     network_policy: NetworkPolicySettings = Field(
         default_factory=NetworkPolicySettings, description="NetworkPolicy settings"
     )
@@ -342,6 +346,16 @@ class KompiConfig(Model):
         default=None, description="a Job that writes the data volumes before master and workers start"
     )
     one_shot: OneShot = Field(default_factory=OneShot, description="one-shot mode settings")
+    allow_data_loss: bool = Field(
+        default=False,
+        description="let `up` make a change that deletes claims (docs/changes.md: `deletes data`); refused otherwise",
+    )
+    rollout_timeout_seconds: int = Field(
+        default=600,
+        ge=1,
+        le=86400,
+        description="how long `up` waits for master and workers to be Ready after a change (large images pull slowly)",
+    )
 
     @property
     def slots(self) -> int:

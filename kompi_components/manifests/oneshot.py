@@ -19,7 +19,7 @@ from typing import Any
 
 from kompi_components import contract
 from kompi_components.config.schema import KompiConfig
-from kompi_components.manifests.meta import Manifest, manifest, metadata
+from kompi_components.manifests.meta import SKIP_AWAIT, Manifest, manifest, metadata
 from kompi_components.manifests.pod import master_resources, pod_template
 from kompi_components.naming import Names
 
@@ -29,7 +29,6 @@ ENV_RELEASE_WORKERS = "KOMPI_RELEASE_WORKERS"
 # Read by kompi_components.components when it creates the worker StatefulSet: ignore_changes on
 # spec.replicas (the one-shot Job owns the replica count after creation).
 IGNORE_REPLICAS = "kompi/ignore-replicas"
-SKIP_AWAIT = "pulumi.com/skipAwait"
 
 
 def releases(config: KompiConfig) -> bool:
@@ -54,8 +53,6 @@ def _container(config: KompiConfig, template: dict[str, Any]) -> None:
 
 def job(config: KompiConfig, names: Names) -> Manifest:
     template = pod_template(config, names, "master", config.master_pod, master_resources(config))
-    # No version label on the pod: a kompi upgrade alone must not replace (rerun) the Job.
-    del template["metadata"]["labels"]["app.kubernetes.io/version"]
     _container(config, template)
     spec = template["spec"]
     spec["restartPolicy"] = "Never"

@@ -148,7 +148,7 @@ def pod_template(
     # A new SSH key version changes the template, so every pod restarts with the new keys: sshd reads
     # its host key once, and a cluster that mixed old and new keys would fail jobs mid-rotation.
     annotations = dict(settings.annotations) | {SSH_KEY_VERSION_ANNOTATION: str(config.ssh_key_version)}
-    labels = names.labels(role)
+    labels = names.pod_labels(role)
     if config.gang_scheduling.enabled:
         if config.gang_scheduling.mode == "volcano":
             annotations["scheduling.k8s.io/group-name"] = names.gang

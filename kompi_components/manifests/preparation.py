@@ -53,12 +53,9 @@ def _container(config: KompiConfig, preparation: DataPreparation) -> dict[str, A
 
 
 def _pod_labels(names: Names) -> dict[str, str]:
-    labels = names.labels(COMPONENT)
     # Another app name keeps the Job's pod out of the selectors of the Service, NetworkPolicy and
-    # PodDisruptionBudget; no version label, so that a kompi upgrade alone does not rerun the Job.
-    labels["app.kubernetes.io/name"] = "kompi-data-preparation"
-    del labels["app.kubernetes.io/version"]
-    return labels
+    # PodDisruptionBudget (pod labels carry no version: a kompi upgrade alone does not rerun the Job).
+    return names.pod_labels(COMPONENT) | {"app.kubernetes.io/name": "kompi-data-preparation"}
 
 
 def _job_spec(config: KompiConfig, names: Names, preparation: DataPreparation) -> dict[str, Any]:

@@ -6,7 +6,7 @@ from typing import Any
 
 from kompi_components.config.checks import GPU_RESOURCE
 from kompi_components.config.schema import KompiConfig
-from kompi_components.manifests.meta import Manifest, manifest, metadata
+from kompi_components.manifests.meta import WAIT_FOR, Manifest, manifest, metadata
 from kompi_components.manifests.pod import Role, copied_resources, master_resources, pod_template
 from kompi_components.naming import Names
 
@@ -31,11 +31,32 @@ def _statefulset(
         # Claims made from templates go with the cluster (Pulumi never deletes them itself).
         "persistentVolumeClaimRetentionPolicy": {"whenDeleted": "Delete", "whenScaled": "Retain"},
     }
-    return manifest("apps/v1", "StatefulSet", metadata(names, name, role), spec=spec)
+    meta = metadata(names, name, role)
+    # pulumi-kubernetes only waits until the controller has taken up the spec (its own readiness wait
+    # would hold the update while the controller rolls pods one at a time). kompi's rollout step
+    # (StatefulSetRollout) then rolls every pod at once and waits for them, on creation too, failing
+    # within a minute on a pod that cannot start. Not skipAwait: that would skip the wait for a deleted
+    # StatefulSet to be gone, and its replacement would then meet the old object.
+    meta["annotations"] = {WAIT_FOR: "jsonpath={.status.observedGeneration}"}
+    return manifest("apps/v1", "StatefulSet", meta, spec=spec)
+
+
+def one_per_node(affinity: dict[str, Any], selector: dict[str, str]) -> dict[str, Any]:
+    """``affinity`` plus a required anti-affinity of the pods ``selector`` picks, per node."""
+    anti = dict(affinity.get("podAntiAffinity", {}))
+    required = [*anti.get(REQUIRED, []), {"labelSelector": {"matchLabels": selector}, "topologyKey": HOSTNAME}]
+    return affinity | {"podAntiAffinity": anti | {REQUIRED: required}}
+
+
+REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
+HOSTNAME = "kubernetes.io/hostname"
 
 
 def workers(config: KompiConfig, names: Names) -> Manifest:
     template = pod_template(config, names, "worker", config.worker_pod, worker_resources(config))
+    if config.one_worker_per_node:
+        spec = template["spec"]
+        spec["affinity"] = one_per_node(spec.get("affinity", {}), names.selector("worker"))
     statefulset = _statefulset(config, names, "worker", names.workers, config.workers, template)
     volume = config.worker_volume
     if volume:
@@ -46,7 +67,7 @@ def workers(config: KompiConfig, names: Names) -> Manifest:
         if volume.storage_class_name:
             claim_spec["storageClassName"] = volume.storage_class_name
         statefulset["spec"]["volumeClaimTemplates"] = [
-            {"metadata": {"name": volume.name, "labels": names.labels("worker")}, "spec": claim_spec}
+            {"metadata": {"name": volume.name, "labels": names.claim_template_labels("worker")}, "spec": claim_spec}
         ]
     return statefulset
 

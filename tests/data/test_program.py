@@ -64,20 +64,27 @@ def _jobs(mocks: RecordingMocks) -> list[Registration]:
     return mocks.of_type(JOB)
 
 
-@pytest.mark.parametrize("statefulset", ["statefulset-small-master", "statefulset-small-worker"])
+@pytest.mark.parametrize("statefulset", ["small-statefulset-small-master", "small-statefulset-small-worker"])
 def test_master_and_workers_depend_on_the_job_and_the_claims(statefulset: str) -> None:
     mocks = _run(IN_OWN_NAMESPACE)
     (job,) = _jobs(mocks)
     dependencies = _short(mocks.named(STATEFULSET, statefulset).dependencies)
-    assert {job.name, "persistentvolumeclaim-small-data-train", "namespace-kompi", "secret-small-ssh"} <= dependencies
+    assert {
+        job.name,
+        "small-persistentvolumeclaim-small-data-train",
+        "small-namespace-kompi",
+        "small-secret-small-ssh",
+    } <= dependencies
 
 
 def test_the_job_depends_on_the_namespace_and_the_claims_it_writes() -> None:
     mocks = _run(IN_OWN_NAMESPACE)
     (job,) = _jobs(mocks)
-    assert _short(job.dependencies) == {"namespace-kompi", "persistentvolumeclaim-small-data-train"}
-    claim = mocks.named(CLAIM, "persistentvolumeclaim-small-data-train")
-    assert _short(claim.dependencies) == {"namespace-kompi"}
+    # (the data guard refuses a change that would delete the claim, before anything touches it)
+    guard = "small-data-guard"
+    assert _short(job.dependencies) == {"small-namespace-kompi", "small-persistentvolumeclaim-small-data-train", guard}
+    claim = mocks.named(CLAIM, "small-persistentvolumeclaim-small-data-train")
+    assert _short(claim.dependencies) == {"small-namespace-kompi", guard}
 
 
 def test_claims_and_job_have_their_own_components() -> None:
@@ -85,7 +92,7 @@ def test_claims_and_job_have_their_own_components() -> None:
     urns = {r.urn: r for r in mocks.registrations}
     (job,) = _jobs(mocks)
     assert urns[job.parent].type_ == "kompi:index:DataPreparation"
-    claim = mocks.named(CLAIM, "persistentvolumeclaim-small-data-train")
+    claim = mocks.named(CLAIM, "small-persistentvolumeclaim-small-data-train")
     assert urns[claim.parent].type_ == "kompi:index:Data"
 
 
@@ -100,8 +107,8 @@ def test_a_failed_job_stops_up_before_any_mpi_pod_is_registered() -> None:
 def test_without_preparation_the_pods_still_wait_for_the_claims() -> None:
     mocks = _run({"dataVolumes": [{"name": "scratch", "size": "1Gi", "mountPath": "/shared"}]})
     assert not _jobs(mocks)
-    worker = mocks.named(STATEFULSET, "statefulset-kompi-worker")
-    assert "persistentvolumeclaim-kompi-data-scratch" in _short(worker.dependencies)
+    worker = mocks.named(STATEFULSET, "kompi-statefulset-kompi-worker")
+    assert "kompi-persistentvolumeclaim-kompi-data-scratch" in _short(worker.dependencies)
 
 
 def test_retain_on_delete_is_set_for_retained_claims_only() -> None:
@@ -118,8 +125,8 @@ def test_retain_on_delete_is_set_for_retained_claims_only() -> None:
 
     body()
     retained = {name for name, value in monitor.retain_on_delete.items() if value}
-    assert retained == {"persistentvolumeclaim-small-data-keep"}
-    assert monitor.retain_on_delete["persistentvolumeclaim-small-data-train"] is None
+    assert retained == {"small-persistentvolumeclaim-small-data-keep"}
+    assert monitor.retain_on_delete["small-persistentvolumeclaim-small-data-train"] is None
 
 
 def test_same_config_and_state_register_the_same_job_so_nothing_reruns() -> None:

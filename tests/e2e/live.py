@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from kompi_components.engine.conditions import is_ready
+from kompi_components.kube.conditions import is_ready
 
 
 class Kubectl:
@@ -80,6 +81,17 @@ def comparable(manifest: dict[str, Any]) -> dict[str, Any]:
     return manifest
 
 
+def run_command(
+    label: str, command: list[str], *, cwd: Path, env: dict[str, str], timeout: float, check: bool, tail: int
+) -> subprocess.CompletedProcess[str]:
+    """``command`` run to its end; with ``check``, a failure is an AssertionError with the last ``tail``
+    characters of each stream."""
+    result = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout, check=False)
+    if check and result.returncode != 0:
+        raise AssertionError(f"{label} exited {result.returncode}:\n{result.stdout[-tail:]}\n{result.stderr[-tail:]}")
+    return result
+
+
 def wait_until(what: str, condition: Callable[[], bool], timeout: float = 60.0) -> None:
     deadline = time.monotonic() + timeout
     while not condition():
@@ -92,6 +104,34 @@ def pods_ready(kubectl: Kubectl, namespace: str) -> bool:
     """Every pod that is not a finished Job pod is Ready (and there is at least one)."""
     pods = [pod for pod in kubectl.items("pods", namespace) if pod["status"].get("phase") != "Succeeded"]
     return bool(pods) and all(is_ready(pod) for pod in pods)
+
+
+def provider_plugins(project: Path) -> set[int]:
+    """The pids of the Pulumi provider plugins (the Python dynamic one included) of ``project``'s operations:
+    the CLI runs them in the project's .kompi/stacks/<stack>; other tests' may run beside."""
+    return {
+        int(entry.name)
+        for entry in Path("/proc").iterdir()
+        if entry.name.isdigit() and _is_plugin(_command_line(entry)) and _works_in(entry, project)
+    }
+
+
+def _is_plugin(command_line: str) -> bool:
+    return "pulumi-resource-" in command_line or "-m\0pulumi.dynamic\0" in command_line
+
+
+def _command_line(process: Path) -> str:
+    try:
+        return (process / "cmdline").read_text(errors="replace")
+    except OSError:
+        return ""
+
+
+def _works_in(process: Path, directory: Path) -> bool:
+    try:
+        return Path(os.readlink(process / "cwd")).is_relative_to(directory)
+    except OSError:
+        return False
 
 
 def live_object(kubectl: Kubectl, manifest: dict[str, Any]) -> dict[str, Any] | None:

@@ -3,13 +3,16 @@
 Clusters alive at the same time must not share ports: the session's real-node cluster and a gang
 test's cluster once both took ``Ports.shifted(2000)``, and the gang test failed on a port in use.
 Every default port differs from the others modulo 1000, so distinct offsets never collide.
+KOMPI_TEST_PORT_SHIFT (a multiple of 100 below 1000) moves every block, so that two test sessions can
+run on one machine at once (e.g. two developers' checkouts).
 """
 
 from __future__ import annotations
 
 import enum
+import os
 
-from kompi_components.engine.local_cluster import Ports
+from kompi_engine.local_cluster import Ports
 
 
 @enum.unique  # a block named twice is an import error, not a flaky test
@@ -21,7 +24,11 @@ class PortBlock(enum.IntEnum):
     GANG_ROOMY = 4000  # tests/e2e/test_gang.py
     BENCH_ENGINE_UP = 5000  # bench/engine_up.py
     BENCH_REAL_NODE = 6000  # bench/real_node.py
+    BENCH_ROLLOUT = 8000  # bench/rollout.py
+    SIGNALS = 7000  # tests/e2e/test_signals.py: the cluster `kompi up --local` starts itself
+    RESTARTS = 9000  # tests/e2e/test_local_restart.py
+    LOST_NODES = 10000  # tests/e2e/test_lost_node.py
 
     @property
     def ports(self) -> Ports:
-        return Ports.shifted(self.value)
+        return Ports.shifted(self.value + int(os.environ.get("KOMPI_TEST_PORT_SHIFT", "0")))

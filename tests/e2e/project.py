@@ -14,7 +14,7 @@ from typing import Any
 import yaml
 
 from kompi_components.render import render_stack
-from tests.e2e.live import Kubectl, live_differences
+from tests.e2e.live import Kubectl, live_differences, run_command
 from tests.stacks import REPO
 
 ONE_SHOT = {"enabled": True, "command": ["mpiexec", "-n", "2", "hostname"], "timeoutSeconds": 60}
@@ -55,26 +55,21 @@ class Project:
             settings["config"][f"kompi:{key}"] = value
         self.stack_file.write_text(yaml.safe_dump(settings, sort_keys=False))
 
+    def command(self, operation: str, *extra: str) -> list[str]:
+        """bin/kompi OPERATION on this stack, without asking."""
+        command = [sys.executable, "-m", "kompi_engine", operation, "--stack", self.stack]
+        return [*command, "--dir", str(self.directory), "--yes", *extra]
+
     def kompi(
         self, operation: str, *extra: str, check: bool = True, timeout: float = 600
     ) -> subprocess.CompletedProcess[str]:
-        command = [sys.executable, "-m", "kompi_components", operation, "--stack", self.stack]
-        command += ["--dir", str(self.directory), "--yes", *extra]
-        result = subprocess.run(
-            command, cwd=REPO, env=self.env, capture_output=True, text=True, timeout=timeout, check=False
-        )
-        if check and result.returncode != 0:
-            raise AssertionError(
-                f"kompi {operation} exited {result.returncode}:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
-            )
-        return result
+        label, command = f"kompi {operation}", self.command(operation, *extra)
+        return run_command(label, command, cwd=REPO, env=self.env, timeout=timeout, check=check, tail=3000)
 
-    def start(self, operation: str) -> subprocess.Popen[str]:
+    def start(self, operation: str, *extra: str) -> subprocess.Popen[str]:
         """``operation`` in the background, in its own process group (so a test can kill all of it)."""
-        command = [sys.executable, "-m", "kompi_components", operation, "--stack", self.stack]
-        command += ["--dir", str(self.directory), "--yes"]
         return subprocess.Popen(
-            command,
+            self.command(operation, *extra),
             cwd=REPO,
             env=self.env,
             stdout=subprocess.PIPE,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 from typing import Any
 
 from tests.e2e.live import Kubectl, pods_ready, wait_until
@@ -32,7 +33,8 @@ def test_scaling_changes_the_workers_and_the_gang_only(project_factory, kubectl:
     for workers in (4, 0, 2):
         project.set(workers=workers)
         preview = project.last_json(project.kompi("preview"))
-        assert preview.get("update") == 2 and set(preview) == {"same", "update"}, preview  # StatefulSet + PDB
+        # the StatefulSet, the PDB, and the workers' rollout step (it waits for the new count)
+        assert preview.get("update") == 3 and set(preview) == {"same", "update"}, preview
         project.kompi("up")
         assert statefulset(kubectl, project, "worker")["spec"]["replicas"] == workers
         pdb = kubectl.get("pdb", "kompi-dev", "kompi-dev")
@@ -65,17 +67,27 @@ def test_key_rotation_replaces_the_secret_and_rolls_every_pod(project_factory, k
         wait_until(f"{role} pods on the new template", lambda role=role: rolled_out(kubectl, project, role), 120)
 
 
-def test_a_new_image_tag_rolls_master_and_workers(project_factory, kubectl: Kubectl) -> None:
+def test_a_new_image_tag_rolls_master_and_workers_at_once_before_up_returns(project_factory, kubectl: Kubectl) -> None:
     project: Project = project_factory("dev")
+    project.set(workers=4)
     project.kompi("up")
+    statefulsets = {role: statefulset(kubectl, project, role)["metadata"]["uid"] for role in ("master", "worker")}
+    old_pods = {pod["metadata"]["uid"] for pod in kubectl.items("pods", "kompi-dev")}
     project.set(imageTag="5.0.11-bookworm-0.1.0")
     project.kompi("up")
+    # `up` returned: every pod already runs the new template and is Ready (no waiting here)
     for role in ("master", "worker"):
         (container,) = statefulset(kubectl, project, role)["spec"]["template"]["spec"]["containers"]
         assert container["image"].endswith(":5.0.11-bookworm-0.1.0")
-        wait_until(f"{role} pods on the new image", lambda role=role: rolled_out(kubectl, project, role), 120)
+        assert rolled_out(kubectl, project, role), statefulset(kubectl, project, role)["status"]
+        assert statefulset(kubectl, project, role)["metadata"]["uid"] == statefulsets[role]  # updated, not replaced
     pods = kubectl.items("pods", "kompi-dev")
+    assert len(pods) == 5 and pods_ready(kubectl, "kompi-dev")
     assert {pod["spec"]["containers"][0]["image"].rsplit(":", 1)[1] for pod in pods} == {"5.0.11-bookworm-0.1.0"}
+    assert not old_pods & {pod["metadata"]["uid"] for pod in pods}
+    # all at once: one pod at a time, each waiting for the one before to be Ready, would spread them out
+    created = sorted(datetime.datetime.fromisoformat(pod["metadata"]["creationTimestamp"]) for pod in pods)
+    assert (created[-1] - created[0]).total_seconds() <= 2, created
 
 
 def test_data_claims_bind_and_the_preparation_job_completes_before_any_mpi_pod(project_factory, kubectl) -> None:

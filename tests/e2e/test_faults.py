@@ -7,16 +7,12 @@ import os
 import signal
 from collections.abc import Iterator
 from contextlib import suppress
-from pathlib import Path
 
 import pytest
 
-from kompi_components.config import load_config
-from kompi_components.engine.conditions import is_ready
-from kompi_components.engine.job_readiness import JobReadinessError, wait_until_jobs_can_run
-from kompi_components.engine.local_cluster import LocalCluster
-from kompi_components.stack_files import read_stack_config
-from tests.e2e.live import Kubectl, wait_until
+from kompi_components.kube.conditions import is_ready
+from kompi_engine.local_cluster import LocalCluster
+from tests.e2e.live import Kubectl, provider_plugins, wait_until
 from tests.e2e.project import Project, assert_live_equals_render
 
 KINDS = "statefulsets,services,secrets,networkpolicies,pdb,pvc,jobs,serviceaccounts,roles,rolebindings,pods"
@@ -44,31 +40,16 @@ def assert_destroy_leaves_no_orphan(project: Project, kubectl: Kubectl, namespac
     wait_until("no kompi object left", lambda: kubectl.items(KINDS, namespace, selector) == [], 60)
 
 
-def provider_plugins() -> set[int]:
-    return {
-        int(entry.name)
-        for entry in Path("/proc").iterdir()
-        if entry.name.isdigit() and "pulumi-resource-" in _command_line(entry)
-    }
-
-
-def _command_line(process: Path) -> str:
-    try:
-        return (process / "cmdline").read_text(errors="replace")
-    except OSError:
-        return ""
-
-
 def test_up_killed_midway_then_refresh_and_up_converge(project_factory, kubectl: Kubectl, own_namespace) -> None:
     project = project_in(project_factory, own_namespace)
-    plugins_before = provider_plugins()
+    plugins_before = provider_plugins(project.directory)
     running = project.start("up")
     wait_until("the first objects", lambda: kubectl.get("secret", "kompi-dev-ssh", own_namespace) is not None, 120)
     os.killpg(running.pid, signal.SIGKILL)  # the whole process group, as a cancelled CI job is killed
     running.wait(30)
     # The CLI starts its provider plugins in process groups of their own, so they outlive a killed group
     # (as they would on a CI runner); this test must not leave them behind.
-    for orphan in provider_plugins() - plugins_before:
+    for orphan in provider_plugins(project.directory) - plugins_before:
         with suppress(ProcessLookupError):
             os.kill(orphan, signal.SIGKILL)
 
@@ -122,20 +103,3 @@ def test_a_fake_node_reports_its_pods_ready_again_after_the_node_controller_mark
     kubectl.run("patch", "pod", worker, "-n", own_namespace, "--subresource=status", "-p", json.dumps(not_ready))
     wait_until(f"{worker} Ready again", lambda: is_ready(kubectl.get("pod", worker, own_namespace) or {}), 30)
     project.kompi("up")  # and `up` finds a cluster where jobs would run
-
-
-def test_up_fails_naming_the_pod_that_keeps_jobs_from_running(
-    project_factory, kubectl: Kubectl, own_namespace, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    project = project_in(project_factory, own_namespace)
-    project.kompi("up")
-    # drift behind Pulumi's back: the workers' template now asks for a node that does not exist
-    drift = {"spec": {"template": {"spec": {"nodeSelector": {"kompi-test": "no-such-node"}}}}}
-    kubectl.run("patch", "statefulset", "kompi-dev-worker", "-n", own_namespace, "-p", json.dumps(drift))
-    monkeypatch.setenv("KUBECONFIG", str(kubectl.kubeconfig))
-    config = load_config(read_stack_config(project.directory, project.stack))
-    with pytest.raises(JobReadinessError) as refused:
-        wait_until_jobs_can_run(config, str(kubectl.binary), print, timeout=15)
-    message = str(refused.value)
-    assert message.startswith("StatefulSet kompi-dev-worker did not finish its rollout within 15 s (")
-    assert "kompi-dev-worker-1: Unschedulable: 0/4 nodes are available" in message

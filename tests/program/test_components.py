@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pulumi
 import pytest
 
 from kompi_components import contract, program
-from kompi_components.components import KompiCluster
+from kompi_components.api import KompiCluster
 from tests.pulumi_mocks import RecordingMocks, RecordingMonitor, is_secret
 from tests.stacks import EVERY_FEATURE, as_config
 
@@ -113,13 +114,74 @@ def test_every_resource_has_a_kompi_parent_and_the_cluster_is_top_level() -> Non
 @pytest.mark.parametrize("statefulset_name", ["kompi-worker", "kompi-master"])
 def test_pods_wait_for_namespace_ssh_secret_and_network(statefulset_name: str) -> None:
     mocks, _, _ = _run({"kompi:gangScheduling": '{"enabled": true}'})
-    statefulset = mocks.named("kubernetes:apps/v1:StatefulSet", f"statefulset-{statefulset_name}")
+    statefulset = mocks.named("kubernetes:apps/v1:StatefulSet", f"kompi-statefulset-{statefulset_name}")
     dependencies = {dep.split("::")[-1] for dep in statefulset.dependencies}
     expected = {
-        "namespace-kompi",
-        "secret-kompi-ssh",
-        "service-kompi",
-        "networkpolicy-kompi",
-        "podgroup-kompi",  # the default gang mode, scheduler-plugins
+        "kompi-namespace-kompi",
+        "kompi-secret-kompi-ssh",
+        "kompi-service-kompi",
+        "kompi-networkpolicy-kompi",
+        "kompi-podgroup-kompi",  # the default gang mode, scheduler-plugins
     }
     assert expected <= dependencies
+
+
+DYNAMIC = "pulumi-python:dynamic:Resource"
+
+
+@pytest.mark.parametrize("role", ["worker", "master"])
+def test_each_statefulset_is_rolled_by_its_own_step_after_it_is_updated(role: str) -> None:
+    mocks, _, _ = _run({})
+    statefulset = mocks.named("kubernetes:apps/v1:StatefulSet", f"kompi-statefulset-kompi-{role}")
+    rollout = mocks.named(DYNAMIC, f"kompi-kompi-{role}-rollout")
+    assert statefulset.urn in rollout.dependencies
+    assert rollout.parent == statefulset.parent  # in the same group
+    assert (rollout.inputs["namespace"], rollout.inputs["statefulset"]) == ("kompi", f"kompi-{role}")
+    # pulumi-kubernetes waits only for the controller to take up the spec: the rollout step does the rest
+    assert statefulset.inputs["metadata"]["annotations"] == {
+        "pulumi.com/waitFor": "jsonpath={.status.observedGeneration}"
+    }
+    assert is_secret(rollout.inputs["kubeconfig"])
+
+
+def test_the_rollout_acts_on_a_new_template_and_not_on_a_new_label() -> None:
+    def worker_rollout(config: dict[str, str]) -> dict[str, Any]:
+        mocks, _, _ = _run(config)
+        return mocks.named(DYNAMIC, "kompi-kompi-worker-rollout").inputs
+
+    base = worker_rollout({})
+    assert worker_rollout({"kompi:imageTag": "5.0.11-bookworm-0.1.0"})["template"] != base["template"]
+    assert worker_rollout({"kompi:workers": "5"})["replicas"] == 5
+    assert worker_rollout({"kompi:workers": "5"})["template"] == base["template"]
+
+
+def test_the_rollout_reaches_the_cluster_the_stack_names() -> None:
+    mocks, _, _ = _run({"kubernetes:context": "training", "kubernetes:kubeconfig": "/etc/kube/config"})
+    rollout = mocks.named(DYNAMIC, "kompi-kompi-worker-rollout")
+    assert rollout.inputs["context"] == "training"
+    assert rollout.inputs["kubeconfig"]["value"] == "/etc/kube/config"
+
+
+def test_one_shot_rbac_exists_before_the_job_that_uses_it() -> None:
+    one_shot = {"oneShot": {"enabled": True, "command": "mpiexec hostname"}}
+    mocks, _, _ = _run(as_config(one_shot))
+    job = mocks.named("kubernetes:batch/v1:Job", "kompi-job-kompi-master")
+    rbac = [
+        mocks.named("kubernetes:core/v1:ServiceAccount", "kompi-serviceaccount-kompi-oneshot"),
+        mocks.named("kubernetes:rbac.authorization.k8s.io/v1:Role", "kompi-role-kompi-oneshot"),
+        mocks.named("kubernetes:rbac.authorization.k8s.io/v1:RoleBinding", "kompi-rolebinding-kompi-oneshot"),
+    ]
+    assert {registration.urn for registration in rbac} <= set(job.dependencies)
+
+
+def test_the_namespace_and_master_outputs_depend_on_the_objects_they_name() -> None:
+    mocks, (cluster,), _ = _run({})
+    namespace = mocks.named("kubernetes:core/v1:Namespace", "kompi-namespace-kompi")
+    rollout = mocks.named(DYNAMIC, "kompi-kompi-master-rollout")
+
+    async def dependencies(output: pulumi.Output[Any]) -> set[str]:
+        return {await resource.urn.future() for resource in await output.resources()}
+
+    loop = asyncio.get_event_loop()
+    assert namespace.urn in loop.run_until_complete(dependencies(cluster.namespace))
+    assert rollout.urn in loop.run_until_complete(dependencies(cluster.master_pod))

@@ -18,7 +18,7 @@ def test_two_runs_with_the_same_state_register_identical_inputs() -> None:
     first = _inputs(run_program(config, RecordingMocks(state_seed="kept")))
     second = _inputs(run_program(config, RecordingMocks(state_seed="kept")))
     assert first == second
-    secret = first[("kubernetes:core/v1:Secret", "secret-full-ssh")]
+    secret = first[("kubernetes:core/v1:Secret", "full-secret-full-ssh")]
     assert secret["stringData"]["id_ecdsa"].startswith("-----BEGIN EC PRIVATE KEY-----")
 
 
@@ -27,4 +27,4 @@ def test_new_random_state_gives_new_keys_and_nothing_else_changes() -> None:
     second = _inputs(run_program({}, RecordingMocks(state_seed="two")))
     assert first.keys() == second.keys()
     changed = [name for (type_, name), inputs in first.items() if second[(type_, name)] != inputs]
-    assert changed == ["secret-kompi-ssh"]
+    assert changed == ["kompi-secret-kompi-ssh"]

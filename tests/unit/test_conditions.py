@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kompi_components.engine.conditions import is_ready
+from kompi_components.kube.conditions import is_ready
 
 
 def status(*conditions: tuple[str, str]) -> dict[str, object]:

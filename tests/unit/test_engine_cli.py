@@ -9,8 +9,8 @@ from pathlib import Path
 
 import yaml
 
-from kompi_components.engine import versions
-from kompi_components.engine.automation import Workspace
+from kompi_engine import versions
+from kompi_engine.automation import Workspace
 from tests.stacks import REPO
 
 
@@ -24,7 +24,7 @@ def project_copy(tmp_path: Path, **config: object) -> Path:
 
 def kompi(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "kompi_components", *args],
+        [sys.executable, "-m", "kompi_engine", *args],
         cwd=REPO,
         capture_output=True,
         text=True,
@@ -90,3 +90,24 @@ def test_the_cache_key_changes_with_any_version(monkeypatch) -> None:
     assert key.startswith(f"k8s-{versions.KUBERNETES}-pulumi-{versions.PULUMI}-")
     monkeypatch.setattr(versions, "KWOK", "0.0.1")
     assert versions.cache_key() != key
+
+
+def test_the_last_error_line_is_what_kompis_own_step_raised() -> None:
+    from kompi_engine.cli import _last_error_line
+
+    diagnostics = "\n".join(
+        [
+            "  pulumi-python:dynamic:Resource (kompi-dev-data-guard):",
+            "    error: Traceback (most recent call last):",
+            '      File "/venv/lib/pulumi/dynamic/__main__.py", line 84, in wrapper',
+            "    kompi_components.components.data_guard.DataLossError: refused: this change deletes claims",
+            "  pulumi:pulumi:Stack (kompi-dev):",
+            "    error: Resource monitor has terminated, shutting down",
+            "    error: Program failed with an unhandled exception:",
+            "    grpc._channel._InactiveRpcError: <_InactiveRpcError of RPC that terminated with:",
+            "error: update failed",
+        ]
+    )
+    assert _last_error_line(RuntimeError(diagnostics)) == "refused: this change deletes claims"
+    job = "  * [DeadlineExceeded] Job was active longer than specified deadline\nerror: update failed"
+    assert _last_error_line(RuntimeError(job)) == "[DeadlineExceeded] Job was active longer than specified deadline"

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from dataclasses import astuple
 
-from kompi_components.engine.local_cluster import Ports
-from kompi_components.engine.real_node import NodeAddresses
+from kompi_engine.local_cluster import Ports
+from kompi_engine.real_node import NodeAddresses
 from tests.e2e.port_blocks import PortBlock
 
-CLUSTERS = [Ports(), *(block.ports for block in PortBlock)]
+# a user's cluster, the test session's blocks, and a second session's (KOMPI_TEST_PORT_SHIFT=500)
+CLUSTERS = [Ports(), *(Ports.shifted(block.value + shift) for shift in (0, 500) for block in PortBlock)]
 
 
 def _repeated(values: list[object]) -> list[object]:

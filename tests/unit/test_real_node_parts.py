@@ -9,8 +9,8 @@ import tarfile
 import tomllib
 from pathlib import Path
 
-from kompi_components.engine.node_images import PAUSE_IMAGE, write_pause_archive
-from kompi_components.engine.real_node import _toml
+from kompi_engine.node_images import PAUSE_IMAGE, write_pause_archive
+from kompi_engine.real_node import _toml
 
 
 def test_containerd_config_is_the_toml_it_describes() -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from kompi_components.engine.stale_locks import process_runs, remove_stale_locks
+from kompi_engine.stale_locks import process_runs, remove_stale_locks
 
 
 @pytest.fixture

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from kompi_components.engine.conditions import is_ready
+from kompi_components.kube.conditions import is_ready
 from tests.e2e.live import Kubectl, pods_ready, wait_until
 from tests.e2e.node.mpi import allreduce, hostfile_hosts
 from tests.e2e.project import Project

@@ -7,11 +7,9 @@ import os
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from kompi_components import contract
 from tests.e2e.live import Kubectl, pods_ready, wait_until
 from tests.e2e.node.mpi import PROGRAM, exec_in
+from tests.e2e.node.volumes import host_volume
 from tests.e2e.project import Project
 
 
@@ -72,25 +70,6 @@ def test_a_failing_one_shot_keeps_its_exit_code_and_the_workers(node_project, no
     assert node_kubectl.get("statefulset", "kompi-dev-worker", namespace)["spec"]["replicas"] == 2  # type: ignore[index]
 
 
-def shared_volume(kubectl: Kubectl, directory: Path, name: str, storage_class: str) -> None:
-    """A PersistentVolume on the node's disk for the data stack's claim (the test's stand-in for NFS)."""
-    directory.mkdir(parents=True)
-    os.chown(directory, contract.MPI_UID, contract.MPI_GID)  # a hostPath volume gets no fsGroup
-    volume = {
-        "apiVersion": "v1",
-        "kind": "PersistentVolume",
-        "metadata": {"name": name},
-        "spec": {
-            "capacity": {"storage": "1Gi"},
-            "accessModes": ["ReadWriteMany", "ReadWriteOnce", "ReadOnlyMany"],
-            "storageClassName": storage_class,
-            "persistentVolumeReclaimPolicy": "Retain",
-            "hostPath": {"path": str(directory), "type": "Directory"},
-        },
-    }
-    kubectl.run("apply", "-f", "-", input_text=yaml.safe_dump(volume))
-
-
 PREPARE = (
     "set -e; cd /datasets; for shard in 0 1 2 3; do head -c 1048576 /dev/urandom > shard-$shard.bin; done; "
     "sha256sum shard-*.bin > SHA256SUMS"
@@ -101,7 +80,7 @@ def test_the_preparation_job_writes_the_shared_claim_and_the_mpi_job_reads_it(
     node_project, node_kubectl: Kubectl, images, tmp_path: Path
 ) -> None:
     storage_class = f"kompi-node-test-{os.getpid()}"
-    shared_volume(node_kubectl, tmp_path / "shared", f"kompi-data-{os.getpid()}", storage_class)
+    host_volume(node_kubectl, tmp_path / "shared", f"kompi-data-{os.getpid()}", storage_class)
     try:
         project: Project = node_project(
             "data",

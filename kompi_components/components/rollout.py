@@ -1,0 +1,101 @@
+"""StatefulSetRollout: a Pulumi resource that rolls a StatefulSet's pods at once and waits for them.
+
+It is a dynamic resource: its provider is this module's Python, run by the Pulumi engine in a plugin
+process (``pulumi-resource-pulumi-python``, part of every Pulumi CLI), and it reaches the cluster with
+the Kubernetes provider's own settings. So ``pulumi up`` and ``bin/kompi up`` both get it. It changes
+whenever the pod template or the replica count does, after the StatefulSet itself was updated. It is
+deleted before its StatefulSet, and then releases the pods that a lost node holds (kube/release.py), so
+that `destroy` ends.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+import pulumi
+import pulumi.dynamic
+from kubernetes import client
+
+from kompi_components.kube.access import ClusterAccess
+from kompi_components.kube.release import release_pods_on_lost_nodes
+from kompi_components.kube.rollout import Rollout, RolloutError
+from kompi_components.manifests.meta import Manifest
+
+# What a new value of makes the resource act (its other inputs only say where and how).
+TRACKED = ("namespace", "statefulset", "replicas", "template")
+# How it reaches the cluster: kept in its outputs (the kubeconfig as a secret, since the engine marks an
+# output secret whose input was) because `destroy` gives a dynamic resource's delete only its outputs.
+ACCESS = ("kubeconfig", "context", "cluster")
+
+
+def template_digest(template: dict[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(template, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+class _Provider(pulumi.dynamic.ResourceProvider):
+    def create(self, props: dict[str, Any]) -> pulumi.dynamic.CreateResult:
+        return pulumi.dynamic.CreateResult(f"{props['namespace']}/{props['statefulset']}", _roll(props))
+
+    def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> pulumi.dynamic.DiffResult:
+        changed = [key for key in TRACKED if olds.get(key) != news.get(key)]
+        # new credentials are kept for the delete; state from an older kompi has none, and gets them at its
+        # next roll (an upgrade alone changes nothing)
+        changed += [key for key in ACCESS if key in olds and olds[key] != news.get(key)]
+        return pulumi.dynamic.DiffResult(changes=bool(changed), replaces=[], delete_before_replace=False)
+
+    def update(self, _id: str, _olds: dict[str, Any], news: dict[str, Any]) -> pulumi.dynamic.UpdateResult:
+        return pulumi.dynamic.UpdateResult(_roll(news))
+
+    def delete(self, _id: str, props: dict[str, Any]) -> None:
+        """The StatefulSet and its pods are the Kubernetes provider's to delete; only the pods that a lost
+        node holds are released first. (State from before kompi kept its access in the outputs: nothing.)"""
+        if not all(key in props for key in ACCESS):
+            return
+        api = _access(props).api_client()
+        release_pods_on_lost_nodes(
+            client.CoreV1Api(api), client.AppsV1Api(api), props["namespace"], props["statefulset"]
+        )
+
+
+def _access(props: dict[str, Any]) -> ClusterAccess:
+    return ClusterAccess(props.get("kubeconfig") or None, props.get("context") or None, props.get("cluster") or None)
+
+
+def _roll(props: dict[str, Any]) -> dict[str, Any]:
+    rollout = Rollout(props["namespace"], props["statefulset"], float(props["timeoutSeconds"]))
+    api = _access(props).api_client()
+    try:
+        deleted = rollout.run(client.AppsV1Api(api), client.CoreV1Api(api))
+    except RolloutError as error:
+        raise RuntimeError(str(error)) from None
+    # The outputs are what the next diff compares, and what the delete needs.
+    return {key: props[key] for key in TRACKED + ACCESS} | {"podsReplaced": deleted}
+
+
+class StatefulSetRollout(pulumi.dynamic.Resource):
+    """Rolls ``statefulset`` (the resource created from ``manifest``) whenever its pod template changes."""
+
+    def __init__(
+        self,
+        name: str,
+        manifest: Manifest,
+        statefulset: pulumi.Resource,
+        access: ClusterAccess,
+        timeout_seconds: int,
+        opts: pulumi.ResourceOptions,
+    ) -> None:
+        spec = manifest["spec"]
+        props: dict[str, Any] = {
+            "namespace": manifest["metadata"]["namespace"],
+            "statefulset": manifest["metadata"]["name"],
+            "replicas": spec["replicas"],
+            "template": pulumi.Output.from_input(spec["template"]).apply(template_digest),
+            "timeoutSeconds": timeout_seconds,
+            "kubeconfig": pulumi.Output.secret(access.kubeconfig or ""),
+            "context": access.context or "",
+            "cluster": access.cluster or "",
+        }
+        depends = pulumi.ResourceOptions(depends_on=[statefulset])
+        super().__init__(_Provider(), name, props, pulumi.ResourceOptions.merge(opts, depends))

@@ -1,0 +1,256 @@
+"""Move every pod of a StatefulSet to its current template at once, then wait until all are Ready.
+
+An MPI job needs every pod, so a cluster rolled one pod at a time (the StatefulSet controller's
+RollingUpdate) is down for N restarts instead of one. So right after a StatefulSet takes up a new
+template, every pod of an older revision is deleted here in one call; the controller makes each
+missing pod from the new template (RollingUpdate with partition 0), and Parallel pod management
+starts them all at once. ``maxUnavailable: 100%`` would do the same in the controller, but only where
+the MaxUnavailableStatefulSet feature gate is on (off by default through Kubernetes 1.36); and
+``OnDelete`` cannot be applied to a StatefulSet made with the default strategy (server-side apply keeps
+the defaulted ``rollingUpdate``, which OnDelete refuses; pulumi/pulumi-kubernetes#2843).
+
+The wait also checks what pulumi-kubernetes 4.25 does not: that the controller has seen the new
+generation (its status would otherwise still describe the old one).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+import urllib3
+from kubernetes import client
+from kubernetes.client.exceptions import ApiException
+
+from kompi_components.kube import stuck
+from kompi_components.kube.conditions import is_ready
+
+REVISION_LABEL = "controller-revision-hash"  # set by the StatefulSet controller on each of its pods
+POLL_SECONDS = 0.5
+REQUEST_SECONDS = 10.0
+RETRIED_STATUSES = frozenset({0, 429, 500, 502, 503, 504})  # 0: no HTTP answer at all
+PODS_SECONDS = 5.0  # how often the pods themselves are listed while the StatefulSet's status says "not yet"
+DELETE_WORKERS = 32  # concurrent pod deletions (ClusterAccess gives the client as many connections)
+# A pod that will not start by waiting (kompi_components.kube.stuck) fails the rollout after this long in
+# the same state, instead of at the timeout.
+GIVE_UP_SECONDS = 60.0
+# A pod not Ready after this long has its node looked at (a pod that is starting is on a Ready node).
+NODE_CHECK_SECONDS = 10.0
+
+
+class RolloutError(RuntimeError):
+    """The StatefulSet's pods did not all become Ready on the current template in time."""
+
+
+@dataclass(frozen=True)
+class Rollout:
+    namespace: str
+    statefulset: str
+    timeout_seconds: float
+
+    clock: Callable[[], float] = field(default=time.monotonic, repr=False)
+    sleep: Callable[[float], None] = field(default=time.sleep, repr=False)
+
+    def run(self, apps: client.AppsV1Api, core: client.CoreV1Api) -> int:
+        """Delete the pods of older revisions, wait for every replica; returns how many were deleted."""
+        deadline = self.clock() + self.timeout_seconds
+        statefulset = self._observed(apps, deadline)
+        revision = statefulset["status"]["updateRevision"]
+        selector = ",".join(f"{key}={value}" for key, value in statefulset["spec"]["selector"]["matchLabels"].items())
+        pods = self._api(deadline, core.list_namespaced_pod, self.namespace, label_selector=selector)
+        stale = [pod for pod in pods["items"] if _revision(pod) != revision and not _terminating(pod)]
+        # One DELETE each, many at a time: the API server works through a deletecollection one pod after
+        # another (--delete-collection-workers, default 1), 512 pods in 35 s on the local cluster.
+        with ThreadPoolExecutor(DELETE_WORKERS) as pool:
+            list(pool.map(lambda pod: self._delete(core, pod, deadline), stale))
+        self._wait_ready(apps, core, selector, deadline)
+        return len(stale)
+
+    def _delete(self, core: client.CoreV1Api, pod: dict[str, Any], deadline: float) -> None:
+        """Delete this pod and never its replacement (same name): the DELETE names the pod's UID."""
+        meta = pod["metadata"]
+        this_one = client.V1DeleteOptions(preconditions=client.V1Preconditions(uid=meta["uid"]))
+        try:
+            self._api(deadline, core.delete_namespaced_pod, meta["name"], self.namespace, body=this_one)
+        except ApiException as error:
+            if error.status not in (404, 409):  # gone already, or replaced already: what we wanted
+                raise
+
+    def _observed(self, apps: client.AppsV1Api, deadline: float) -> dict[str, Any]:
+        """The StatefulSet once its controller has computed the status of its latest spec."""
+        while True:
+            statefulset = self._read(apps, deadline)
+            status = statefulset.get("status", {})
+            observed = status.get("observedGeneration", 0) >= statefulset["metadata"]["generation"]
+            if observed and status.get("updateRevision"):
+                return statefulset
+            if self.clock() > deadline:
+                raise RolloutError(f"StatefulSet {self.statefulset}: its controller did not take up the new spec")
+            self.sleep(POLL_SECONDS)
+
+    def _read(self, apps: client.AppsV1Api, deadline: float) -> dict[str, Any]:
+        return self._api(deadline, apps.read_namespaced_stateful_set, self.statefulset, self.namespace)
+
+    def _api(self, deadline: float, call: Callable[..., Any], *args: Any, **kwargs: Any) -> dict[str, Any]:
+        """``call`` as JSON; an API server that does not answer (restarting, overloaded) is asked again until
+        the deadline. (bin/kompi cancels the whole operation itself after 30 s without an answer.)"""
+        while True:
+            try:
+                response = call(*args, _preload_content=False, _request_timeout=REQUEST_SECONDS, **kwargs)
+                return json.loads(response.data or b"{}")  # type: ignore[no-any-return]
+            except (urllib3.exceptions.HTTPError, OSError, ApiException) as error:
+                if isinstance(error, ApiException) and error.status not in RETRIED_STATUSES:
+                    raise
+                if self.clock() > deadline:
+                    raise RolloutError(
+                        f"StatefulSet {self.statefulset}: the API server does not answer: {error}"
+                    ) from None
+                self.sleep(POLL_SECONDS)
+
+    def _wait_ready(
+        self,
+        apps: client.AppsV1Api,
+        core: client.CoreV1Api,
+        selector: str,
+        deadline: float,
+    ) -> None:
+        """Until every replica is Ready on the current revision. The StatefulSet's status says when that may
+        be so, cheaply; the pods, listed only then and every PODS_SECONDS (for those that cannot start),
+        prove it. Listing 512 pods every poll cost the API server more CPU than the rollout itself."""
+        stuck_since: dict[tuple[str, str], float] = {}  # (pod, reason) -> when first seen
+        waiting_since: dict[str, float] = {}  # pod -> since when it is not Ready
+        listed_at = -PODS_SECONDS
+        while True:
+            statefulset = self._read(apps, deadline)  # the replica count may change while we wait (a scale-down)
+            revision, replicas = statefulset["status"].get("updateRevision"), statefulset["spec"]["replicas"]
+            now = self.clock()
+            if not (_status_done(statefulset) or now - listed_at >= PODS_SECONDS or now > deadline):
+                self.sleep(POLL_SECONDS)
+                continue
+            listed_at = now
+            pods = self._api(deadline, core.list_namespaced_pod, self.namespace, label_selector=selector)
+            by_name = {pod["metadata"]["name"]: pod for pod in pods["items"]}
+            expected = [f"{self.statefulset}-{ordinal}" for ordinal in range(replicas)]
+            waiting = [name for name in expected if not _done(by_name.get(name), revision)]
+            if not waiting:
+                return
+            since = {name: waiting_since.get(name, now) for name in waiting}
+            waiting_since = since
+            long_waiting = [name for name in waiting if now - since[name] >= NODE_CHECK_SECONDS]
+            found = self._stuck(core, [by_name[name] for name in waiting if name in by_name], long_waiting, deadline)
+            stuck_since = {
+                (name, held.reason): stuck_since.get((name, held.reason), now) for name, held in found.items()
+            }
+            given_up = sorted(name for (name, _), at in stuck_since.items() if now - at >= GIVE_UP_SECONDS)
+            given_up = self._without_scale_up(core, given_up, found, deadline)
+            if given_up:
+                reasons = "; ".join(f"{name} {found[name].clause}" for name in given_up[:10])
+                raise RolloutError(
+                    f"StatefulSet {self.statefulset}: {len(given_up)} of {replicas} pods cannot start "
+                    f"({GIVE_UP_SECONDS:.0f} s in the same state): {reasons}"
+                )
+            if now > deadline:
+                reasons = "; ".join(f"{name} {_why(by_name.get(name), revision)}" for name in waiting[:10])
+                more = f" (and {len(waiting) - 10} more)" if len(waiting) > 10 else ""
+                raise RolloutError(
+                    f"StatefulSet {self.statefulset}: {len(waiting)} of {replicas} pods not Ready on the current "
+                    f"template after {self.timeout_seconds:.0f} s: {reasons}{more}"
+                )
+            self.sleep(POLL_SECONDS)
+
+    def _stuck(
+        self, core: client.CoreV1Api, pods: list[dict[str, Any]], long_waiting: list[str], deadline: float
+    ) -> dict[str, stuck.Stuck]:
+        """The pods among ``pods`` that will not start by waiting. Their nodes are read only for the pods
+        that have waited a while (``long_waiting``)."""
+        found: dict[str, stuck.Stuck] = {}
+        nodes: dict[str, dict[str, Any] | None] = {}
+        for pod in pods:
+            name = pod["metadata"]["name"]
+            if held := stuck.in_container(pod, self.namespace):
+                found[name] = held
+            elif (message := stuck.unschedulable(pod)) is not None:
+                found[name] = stuck.no_node_fits(message)
+            elif name in long_waiting and (node_name := pod.get("spec", {}).get("nodeName")):
+                if node_name not in nodes:
+                    nodes[node_name] = self._node(core, node_name, deadline)
+                node = nodes[node_name]
+                if node != _UNKNOWN and (lost := stuck.on_lost_node(pod, node)):
+                    found[name] = lost
+        return found
+
+    def _node(self, core: client.CoreV1Api, name: str, deadline: float) -> dict[str, Any] | None:
+        """The Node object (None: deleted), or _UNKNOWN where this identity may not read nodes."""
+        try:
+            return self._api(deadline, core.read_node, name)
+        except ApiException as error:
+            if error.status == 404:
+                return None
+            if error.status == 403:
+                return _UNKNOWN
+            raise
+
+    def _without_scale_up(
+        self, core: client.CoreV1Api, given_up: list[str], found: dict[str, stuck.Stuck], deadline: float
+    ) -> list[str]:
+        """``given_up`` less the unschedulable pods that an autoscaler is adding nodes for (its events say
+        so): those wait to the timeout."""
+        if not any(found[name].reason == stuck.UNSCHEDULABLE for name in given_up):
+            return given_up
+        coming: set[str] = set()
+        for reason in stuck.SCALE_UP_REASONS:
+            selector = f"involvedObject.kind=Pod,reason={reason}"
+            try:
+                events = self._api(deadline, core.list_namespaced_event, self.namespace, field_selector=selector)
+            except ApiException as error:
+                if error.status != 403:
+                    raise
+                return [name for name in given_up if found[name].reason != stuck.UNSCHEDULABLE]  # cannot tell
+            coming |= {event["involvedObject"]["name"] for event in events.get("items", [])}
+        return [name for name in given_up if not (found[name].reason == stuck.UNSCHEDULABLE and name in coming)]
+
+
+_UNKNOWN: dict[str, Any] = {"unknown": True}  # a node this identity may not read
+
+
+def _status_done(statefulset: dict[str, Any]) -> bool:
+    """The controller counts every replica Ready and on the update revision (for this generation)."""
+    status, replicas = statefulset.get("status", {}), statefulset["spec"]["replicas"]
+    observed = status.get("observedGeneration", 0) >= statefulset["metadata"]["generation"]
+    counts = (status.get("replicas", 0), status.get("readyReplicas", 0), status.get("updatedReplicas", 0))
+    return observed and counts == (replicas, replicas, replicas)
+
+
+def _revision(pod: dict[str, Any]) -> str | None:
+    return pod["metadata"].get("labels", {}).get(REVISION_LABEL)  # type: ignore[no-any-return]
+
+
+def _terminating(pod: dict[str, Any]) -> bool:
+    return bool(pod["metadata"].get("deletionTimestamp"))
+
+
+def _done(pod: dict[str, Any] | None, revision: str | None) -> bool:
+    return pod is not None and _revision(pod) == revision and not _terminating(pod) and is_ready(pod)
+
+
+def _why(pod: dict[str, Any] | None, revision: str | None) -> str:
+    """One clause on what keeps a pod from being Ready: what `kubectl describe` would show first."""
+    if pod is None:
+        return "does not exist yet"
+    if _terminating(pod):
+        return "is still terminating"
+    if _revision(pod) != revision:
+        return "runs the previous template"
+    status = pod.get("status", {})
+    for condition in status.get("conditions", []):
+        if condition["type"] == "PodScheduled" and condition["status"] == "False":
+            return f"is not scheduled ({condition.get('reason')}: {condition.get('message', '')})"
+    for container in stuck.container_statuses(pod):
+        waiting = container.get("state", {}).get("waiting")
+        if waiting and waiting.get("reason") not in (None, "ContainerCreating", "PodInitializing"):
+            return f"container {container['name']}: {waiting['reason']}: {waiting.get('message', '')}".rstrip(": ")
+    return f"is {status.get('phase', 'Pending')}, not Ready"

@@ -1,0 +1,100 @@
+"""Why a pod will not start by waiting, and what fixes it: the rollout step fails on these after a minute
+instead of at its timeout.
+
+A pod is stuck when a container cannot be pulled, configured or kept running; when no node can take it
+(the default scheduler says Unschedulable and no autoscaler is adding nodes for it); or when the node it
+is bound to is gone or not Ready. A gang (another scheduler) that waits is waiting for its queue, and a
+pod that an autoscaler is making room for is waiting for its node: both are waited for to the timeout.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from kompi_components.kube.conditions import is_ready
+
+DEFAULT_SCHEDULER = "default-scheduler"
+# Events that say nodes are coming for a pod: cluster-autoscaler's, and Karpenter's nomination.
+SCALE_UP_REASONS = ("TriggeredScaleUp", "Nominated")
+PULL_REASONS = frozenset({"ErrImagePull", "ImagePullBackOff", "InvalidImageName", "ErrImageNeverPull"})
+START_REASONS = frozenset({"CreateContainerConfigError", "CreateContainerError", "RunContainerError"})
+CRASH_REASONS = frozenset({"CrashLoopBackOff"})
+UNSCHEDULABLE = "Unschedulable"
+NODE_LOST = "NodeNotReady"
+
+
+CANNOT_PULL = "ImagePull"  # the kubelet alternates ErrImagePull and ImagePullBackOff: one state
+
+
+@dataclass(frozen=True)
+class Stuck:
+    reason: str  # CANNOT_PULL, a container's other waiting reason, UNSCHEDULABLE or NODE_LOST
+    clause: str  # what holds the pod and how to fix it, to follow the pod's name
+
+
+def container_statuses(pod: Mapping[str, Any]) -> list[dict[str, Any]]:
+    status = pod.get("status", {})
+    return list(status.get("initContainerStatuses", [])) + list(status.get("containerStatuses", []))
+
+
+def in_container(pod: Mapping[str, Any], namespace: str) -> Stuck | None:
+    """A container of ``pod`` that will not start by itself, with the fix for its reason."""
+    images = {c["name"]: c.get("image", "") for c in _containers(pod)}
+    for container in container_statuses(pod):
+        waiting = container.get("state", {}).get("waiting", {})
+        reason, name = waiting.get("reason"), container["name"]
+        told = f"container {name}: {reason}: {waiting.get('message', '')}".rstrip(": ")
+        if reason in PULL_REASONS:
+            image = images.get(name) or container.get("image", "")
+            fix = (
+                f"the node cannot pull {image}: build it (images/build.sh), push it to a registry the cluster can "
+                "pull from (podman push), set kompi:image and kompi:imageTag to it, and name its pull Secret in "
+                "kompi:imagePullSecrets if the registry needs credentials"
+            )
+            return Stuck(CANNOT_PULL, f"{told} ({fix})")
+        if reason in START_REASONS:
+            return Stuck(reason, f"{told} (kubectl -n {namespace} describe pod {_name(pod)} shows what is missing)")
+        if reason in CRASH_REASONS:
+            logs = f"kubectl -n {namespace} logs {_name(pod)} -c {name} --previous"
+            return Stuck(reason, f"{told} (it keeps exiting: {logs} shows why)")
+    return None
+
+
+def unschedulable(pod: Mapping[str, Any]) -> str | None:
+    """The default scheduler's message for a pod no node can take (a gang scheduler's queue is waited for)."""
+    if pod.get("spec", {}).get("schedulerName", DEFAULT_SCHEDULER) != DEFAULT_SCHEDULER:
+        return None
+    for condition in pod.get("status", {}).get("conditions", []):
+        scheduled = condition["type"] == "PodScheduled"
+        if scheduled and condition["status"] == "False" and condition.get("reason") == UNSCHEDULABLE:
+            return str(condition.get("message", ""))
+    return None
+
+
+def no_node_fits(message: str) -> Stuck:
+    fix = "no node can take it: add nodes, or ask for less (kompi:workers, kompi:gpusPerWorker, the pods' resources)"
+    return Stuck(UNSCHEDULABLE, f"is not scheduled ({UNSCHEDULABLE}: {message}) ({fix})")
+
+
+def on_lost_node(pod: Mapping[str, Any], node: Mapping[str, Any] | None) -> Stuck | None:
+    """``pod`` is bound to ``node`` (None: the Node object is gone) and that node is not Ready."""
+    name = pod.get("spec", {}).get("nodeName")
+    if not name or (node is not None and is_ready(node)):
+        return None
+    state = "is gone" if node is None else "is not Ready"
+    fix = (
+        f"bring the node back, or delete its Node object (kubectl delete node {name}) and the pod is made again "
+        "on another node"
+    )
+    return Stuck(NODE_LOST, f"is on node {name}, which {state} ({fix})")
+
+
+def _containers(pod: Mapping[str, Any]) -> list[dict[str, Any]]:
+    spec = pod.get("spec", {})
+    return list(spec.get("initContainers", [])) + list(spec.get("containers", []))
+
+
+def _name(pod: Mapping[str, Any]) -> str:
+    return str(pod.get("metadata", {}).get("name", ""))

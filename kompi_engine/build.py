@@ -1,0 +1,33 @@
+"""`kompi engine build`: every binary the local engine needs, built once per set of versions."""
+
+from __future__ import annotations
+
+import sys
+
+from kompi_engine import cluster_binaries, gang_scheduler, node_binaries, pulumi_binaries
+from kompi_engine.gobuild import BuildError, Component, GoBuild, build_components
+
+COMPONENTS: tuple[Component, ...] = (
+    cluster_binaries.COMPONENTS + gang_scheduler.COMPONENTS + pulumi_binaries.COMPONENTS + node_binaries.COMPONENTS
+)
+
+
+def _progress(line: str) -> None:
+    print(f"[kompi engine] {line}", file=sys.stderr, flush=True)
+
+
+def build_engine(only: list[str] | None = None) -> GoBuild:
+    """Build what is missing; returns the tree whose ``bin`` holds the binaries."""
+    build = GoBuild.default()
+    wanted = [c for c in COMPONENTS if not only or c.name in only]
+    unknown = set(only or []) - {c.name for c in COMPONENTS}
+    if unknown:
+        raise BuildError(f"unknown component(s) {', '.join(sorted(unknown))}; known: {[c.name for c in COMPONENTS]}")
+    build_components(build, wanted, _progress)
+    _progress(f"binaries in {build.bin}")
+    return build
+
+
+def is_built() -> bool:
+    build = GoBuild.default()
+    return all(build.up_to_date(c.name, c.stamp, c.binaries) for c in COMPONENTS)

@@ -1,0 +1,151 @@
+"""Go builds from the module proxy into the engine cache: wrapper modules, stamps, clear errors."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from kompi_engine import paths
+
+
+class BuildError(RuntimeError):
+    """A component could not be built; the message names the module and what went wrong."""
+
+
+def go_binary() -> str:
+    found = shutil.which("go") or ("/usr/local/go/bin/go" if Path("/usr/local/go/bin/go").exists() else None)
+    if found is None:
+        raise BuildError("go is not installed (the engine is built from the Go module proxy with `go`)")
+    return found
+
+
+@dataclass(frozen=True)
+class GoBuild:
+    """One engine tree: runs `go` with reproducible settings and records what was built."""
+
+    root: Path
+    go: str
+
+    @classmethod
+    def default(cls) -> GoBuild:
+        return cls(paths.engine_dir(), go_binary())
+
+    @property
+    def bin(self) -> Path:
+        return self.root / "bin"
+
+    def source_dir(self, name: str) -> Path:
+        path = self.root / "src" / name
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+
+    def env(self) -> dict[str, str]:
+        # local toolchain only, module mode everywhere, static binaries; proxy and sumdb stay the user's
+        return os.environ | {"GOTOOLCHAIN": "local", "GOFLAGS": "-mod=mod -buildvcs=false", "CGO_ENABLED": "0"}
+
+    def go_run(self, args: Sequence[str], cwd: Path, what: str, extra_env: dict[str, str] | None = None) -> str:
+        """Run ``go ARGS`` at low priority; a failure raises BuildError naming ``what`` and go's last lines."""
+        result = subprocess.run(
+            ["nice", "-n", "10", self.go, *args],
+            cwd=cwd,
+            env=self.env() | (extra_env or {}),
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if result.returncode != 0:
+            tail = " | ".join(line for line in result.stderr.strip().splitlines()[-4:])
+            raise BuildError(f"{what}: go {args[0]} failed: {tail}")
+        return result.stdout
+
+    def module_dir(self, module: str, version: str) -> Path:
+        """Download ``module@version`` into the module cache; a refused version is named plainly."""
+        result = subprocess.run(
+            [self.go, "mod", "download", "-json", f"{module}@{version}"],
+            cwd=self.source_dir("download"),
+            env=self.env(),
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        try:
+            info = json.loads(result.stdout or "{}")
+        except json.JSONDecodeError:
+            info = {}
+        if result.returncode != 0 or "Error" in info or "Dir" not in info:
+            reason = info.get("Error") or result.stderr.strip().splitlines()[-1:] or ["no answer"]
+            raise BuildError(f"the Go module proxy did not serve {module}@{version}: {reason}")
+        return Path(info["Dir"])
+
+    def build(self, package: str, output: str, cwd: Path, *, ldflags: str = "", tags: str = "") -> None:
+        """``go build`` one package into bin/OUTPUT (written under a temporary name, then renamed)."""
+        self.bin.mkdir(parents=True, exist_ok=True)
+        target = self.bin / output
+        args = ["build", "-p", str(os.cpu_count() or 1), "-trimpath", "-ldflags", f"-s -w {ldflags}".strip()]
+        if tags:
+            args += ["-tags", tags]
+        self.go_run([*args, "-o", f"{target}.tmp", package], cwd, f"{package} (for {output})")
+        os.replace(f"{target}.tmp", target)
+
+    def wrapper_module(self, name: str, go_mod: str, files: dict[str, str], tools: Sequence[str] = ()) -> Path:
+        """src/NAME: a module (go.mod, FILES, a tools.go importing TOOLS) that `go mod tidy` resolves
+        whenever its inputs change; returns its directory."""
+        source = self.source_dir(name)
+        imports = "".join(f'\t_ "{tool}"\n' for tool in tools)
+        files = files | {"tools.go": f"//go:build tools\n\npackage tools\n\nimport (\n{imports})\n"} if tools else files
+        inputs = json.dumps({"go.mod": go_mod, **files}, sort_keys=True)
+        stamp = source / "kompi-inputs.json"
+        for relative, text in files.items():
+            (source / relative).parent.mkdir(parents=True, exist_ok=True)
+            (source / relative).write_text(text)
+        if not (source / "go.sum").exists() or not stamp.exists() or stamp.read_text() != inputs:
+            (source / "go.mod").write_text(go_mod)
+            self.go_run(["mod", "tidy"], source, f"wrapper module {name}")
+            stamp.write_text(inputs)
+        return source
+
+    # -- stamps: a component is up to date when its binaries exist and its stamp matches its versions
+    def _stamp(self, name: str) -> Path:
+        return self.root / "stamps" / name
+
+    def up_to_date(self, name: str, stamp: str, binaries: Sequence[str]) -> bool:
+        path = self._stamp(name)
+        return (
+            path.exists()
+            and path.read_text() == stamp
+            and all(os.access(self.bin / binary, os.X_OK) for binary in binaries)
+        )
+
+    def mark_built(self, name: str, stamp: str) -> None:
+        path = self._stamp(name)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(stamp)
+
+
+@dataclass(frozen=True)
+class Component:
+    """Something ``kompi engine build`` makes: its binaries and the versions that decide a rebuild."""
+
+    name: str
+    binaries: tuple[str, ...]
+    stamp: str
+    make: Callable[[GoBuild], None]
+
+
+def build_components(build: GoBuild, components: Sequence[Component], log: Callable[[str], None]) -> None:
+    """Build what is missing or stale, one progress line per component with its time."""
+    for component in components:
+        if build.up_to_date(component.name, component.stamp, component.binaries):
+            log(f"{component.name}: up to date ({component.stamp})")
+            continue
+        started = time.monotonic()
+        log(f"{component.name}: building {component.stamp} ...")
+        component.make(build)
+        build.mark_built(component.name, component.stamp)
+        log(f"{component.name}: built in {time.monotonic() - started:.0f} s")

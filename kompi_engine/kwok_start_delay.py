@@ -1,0 +1,65 @@
+"""kompi's kwok stage that makes a fake pod take as long to start as a container would.
+
+kwok's own pod-ready stage makes a Pending pod Running and Ready at once. Benchmarks of rollouts need
+the pods to take time, as pulling and starting a container does; this stage does what pod-ready does
+after ``seconds``. kwok picks among stages that match the same pod by weight, and the stock stages
+weigh 0, so this one (weight 1) always wins where it is configured. It reports one pod IP: kwok hands a
+StatefulSet pod recreated under the same name a second address, and the API server refuses two of a family.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+NAME = "kompi-pod-start-delay"
+
+_STATUS = """\
+{{ $now := Now }}
+conditions:
+- {type: Initialized, status: "True", lastTransitionTime: {{ $now | Quote }}}
+- {type: ContainersReady, status: "True", lastTransitionTime: {{ $now | Quote }}}
+- {type: Ready, status: "True", lastTransitionTime: {{ $now | Quote }}}
+containerStatuses:
+{{ range .spec.containers }}
+- {name: {{ .name | Quote }}, image: {{ .image | Quote }}, ready: true, restartCount: 0,
+   state: {running: {startedAt: {{ $now | Quote }}}}}
+{{ end }}
+initContainerStatuses:
+{{ range .spec.initContainers }}
+- {name: {{ .name | Quote }}, image: {{ .image | Quote }}, ready: true, restartCount: 0,
+   state: {terminated: {exitCode: 0, reason: Completed, startedAt: {{ $now | Quote }},
+   finishedAt: {{ $now | Quote }}}}}
+{{ end }}
+{{ with PodIPsWith .spec.nodeName false .metadata.uid .metadata.name .metadata.namespace }}
+podIP: {{ index . 0 | Quote }}
+podIPs:
+- {ip: {{ index . 0 | Quote }}}
+{{ end }}
+phase: Running
+startTime: {{ $now | Quote }}
+"""
+
+
+def start_delay_stage(seconds: float) -> dict[str, Any]:
+    """The Stage: a Pending, not yet Ready pod becomes Running and Ready ``seconds`` after it appeared."""
+    pending_not_ready = [
+        {"key": ".metadata.deletionTimestamp", "operator": "DoesNotExist"},
+        {"key": ".status.phase", "operator": "In", "values": ["Pending"]},
+        {
+            "key": '.status.conditions.[] | select( .type == "Ready" ) | .status',
+            "operator": "NotIn",
+            "values": ["True"],
+        },
+    ]
+    return {
+        "apiVersion": "kwok.x-k8s.io/v1alpha1",
+        "kind": "Stage",
+        "metadata": {"name": NAME},
+        "spec": {
+            "resourceRef": {"apiGroup": "v1", "kind": "Pod"},
+            "selector": {"matchExpressions": pending_not_ready},
+            "weight": 1,
+            "delay": {"durationMilliseconds": int(seconds * 1000)},
+            "next": {"statusTemplate": _STATUS},
+        },
+    }

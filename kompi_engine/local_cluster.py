@@ -1,0 +1,444 @@
+"""`kompi local up|down|status`: a Kubernetes control plane on 127.0.0.1 with kwok's fake nodes.
+
+etcd, kube-apiserver, kube-controller-manager and kube-scheduler are the real ones; kwok plays the
+nodes (cpu, memory, nvidia.com/gpu) and moves pods to Running/Ready without running containers.
+"""
+
+from __future__ import annotations
+
+import json
+import ssl
+import subprocess
+import time
+import urllib.request
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import yaml
+
+from kompi_components.kube.conditions import is_ready
+from kompi_engine import local_gang, paths, versions
+from kompi_engine.gang_scheduler import CONTROLLER_BINARY, SCHEDULER_BINARY
+from kompi_engine.kwok_start_delay import start_delay_stage
+from kompi_engine.pki import issue_missing_clients, make_pki
+from kompi_engine.processes import ProcessTable
+from kompi_engine.real_node import NODE_NAME, RealNode
+
+SERVICE_CIDR = "10.96.0.0/16"  # virtual only: nothing routes there (no kube-proxy)
+SERVICE_IP = "10.96.0.1"
+POD_CIDR = "10.244.0.0/16"  # the fake pod IPs kwok hands out
+# kompi's own kwok settings and stages, beside the stages from kwok's module (kwok-stages.yaml in the engine's bin)
+KOMPI_KWOK_CONFIGS = tuple(
+    Path(__file__).with_name("kwok") / name for name in ("kwok-configuration.yaml", "pod-ready-again.yaml")
+)
+# Client rate limits of the controller-manager and the schedulers. The defaults (20 and 50 requests/s)
+# guard a shared API server; on this one-user cluster they were the whole cost of a large `up`: a
+# StatefulSet's 512 pods were created at 20/s, 25 s (bench/engine_up.py).
+CLIENT_RATE = {"qps": 1000, "burst": 2000}
+# Scheduler names kompi's gang modes set. The local scheduler answers to them so that such pods are
+# placed, ONE BY ONE: a stand-in that makes the objects testable, not gang scheduling. The third name,
+# scheduler-plugins-scheduler, is a real gang scheduler here (local_gang).
+STAND_IN_SCHEDULERS = ("kube-batch", "volcano")
+# stop order: the API server's clients first, then the API server, then its store
+STOP_ORDER = (
+    ("kwok", "kube-scheduler", "kube-controller-manager", *local_gang.PROCESS_NAMES),
+    ("kube-apiserver",),
+    ("etcd",),
+)
+
+
+class LocalClusterError(RuntimeError):
+    """The local cluster cannot start, or is not in the state a command needs."""
+
+
+@dataclass(frozen=True)
+class Ports:
+    apiserver: int = 16443
+    etcd: int = 12379
+    etcd_peer: int = 12380
+    controller_manager: int = 20257
+    scheduler: int = 20259
+    gang_scheduler: int = 20261
+
+    @classmethod
+    def shifted(cls, offset: int) -> Ports:
+        """Another set of ports, so a test cluster can run beside a user's."""
+        return cls(*(port + offset for port in asdict(cls()).values()))
+
+
+@dataclass(frozen=True)
+class FakeNodes:
+    count: int = 4
+    cpu: str = "64"
+    memory: str = "1Ti"
+    gpus: int = 8  # nvidia.com/gpu per node
+    pods: int = 110
+    # How long a fake pod takes to become Running and Ready (0: at once), as a container start would.
+    pod_start_seconds: float = 0.0
+
+    prefix: str = "kwok-node"
+
+    def names(self) -> list[str]:
+        return [f"{self.prefix}-{index}" for index in range(self.count)]
+
+    def manifests(self) -> list[dict[str, object]]:
+        capacity = {"cpu": self.cpu, "memory": self.memory, "pods": str(self.pods), "ephemeral-storage": "1Ti"}
+        capacity["nvidia.com/gpu"] = str(self.gpus)
+        labels = {"type": "kwok", "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64"}
+        if self.gpus:
+            labels["nvidia.com/gpu.present"] = "true"  # as GPU feature discovery labels GPU nodes
+        return [
+            {
+                "apiVersion": "v1",
+                "kind": "Node",
+                "metadata": {
+                    "name": name,
+                    "annotations": {"kwok.x-k8s.io/node": "fake", "node.alpha.kubernetes.io/ttl": "0"},
+                    "labels": labels | {"kubernetes.io/hostname": name},
+                },
+                "status": {
+                    "capacity": capacity,
+                    "allocatable": capacity,
+                    "nodeInfo": {"kubeletVersion": f"v{versions.KUBERNETES}", "containerRuntimeVersion": "kwok"},
+                },
+            }
+            for name in self.names()
+        ]
+
+
+@dataclass
+class LocalCluster:
+    state: Path = field(default_factory=paths.default_cluster_dir)
+    bin: Path = field(default_factory=paths.bin_dir)
+    ports: Ports = field(default_factory=Ports)
+    nodes: FakeNodes = field(default_factory=FakeNodes)
+    real_node: bool = False  # one real node (kubelet, containerd) instead of kwok's fake ones
+    node_images: tuple[str, ...] | None = None  # images the real node gets (default: every localhost/kompi)
+
+    @property
+    def node(self) -> RealNode:
+        return RealNode(self.state, self.bin, self.ports.apiserver, SERVICE_IP)
+
+    @property
+    def kubeconfig(self) -> Path:
+        return self.state / "kubeconfig"
+
+    @property
+    def processes(self) -> ProcessTable:
+        return ProcessTable(self.state)
+
+    def kubectl(self, *args: str, input_text: str | None = None, check: bool = True) -> str:
+        command = [str(self.bin / "kubectl"), "--kubeconfig", str(self.kubeconfig), *args]
+        result = subprocess.run(command, input=input_text, capture_output=True, text=True, check=False)
+        if check and result.returncode != 0:
+            raise LocalClusterError(f"kubectl {' '.join(args[:3])}: {result.stderr.strip()}")
+        return result.stdout
+
+    # ------------------------------------------------------------------ up
+    def up(self, log: Callable[[str], None] = lambda _: None) -> Path:
+        """Start every part and wait until nodes are Ready; returns the kubeconfig path."""
+        running = self.processes.running()
+        if running:
+            raise LocalClusterError(
+                f"a local cluster already runs from {self.state} ({', '.join(e.name for e in running)}); "
+                f"use it (KUBECONFIG={self.kubeconfig}) or stop it: bin/kompi local down --dir {self.state}"
+            )
+        self._check_binaries()
+        self._check_ports_free()
+        if self.real_node:
+            self.node.check_host()
+        started = time.monotonic()
+        self.state.mkdir(parents=True, exist_ok=True)
+        self.processes.file.unlink(missing_ok=True)
+        try:
+            self._start_all(log)
+        except BaseException:
+            log("start failed: stopping what was started")
+            self.down()
+            raise
+        description = {"ports": asdict(self.ports), "realNode": self.real_node}
+        (self.state / "cluster.json").write_text(json.dumps(description, indent=1))
+        log(f"local cluster up in {time.monotonic() - started:.1f} s")
+        return self.kubeconfig
+
+    def _check_binaries(self) -> None:
+        needed: tuple[str, ...] = (
+            "etcd",
+            "kube-apiserver",
+            "kube-controller-manager",
+            "kube-scheduler",
+            "kubectl",
+            "kwok",
+        )
+        needed += (SCHEDULER_BINARY, CONTROLLER_BINARY)
+        missing = [name for name in needed if not (self.bin / name).exists()]
+        if missing:
+            raise LocalClusterError(f"missing {', '.join(missing)} in {self.bin}: run bin/kompi engine build")
+
+    def _check_ports_free(self) -> None:
+        import socket
+
+        for name, port in asdict(self.ports).items():
+            with socket.socket() as probe:
+                if probe.connect_ex(("127.0.0.1", port)) == 0:
+                    raise LocalClusterError(f"port 127.0.0.1:{port} ({name}) is in use by another program")
+
+    def _write_kubeconfig(self, path: Path, identity: str) -> None:
+        pki = self.state / "pki"
+        config = {
+            "apiVersion": "v1",
+            "kind": "Config",
+            "clusters": [
+                {
+                    "name": "kompi-local",
+                    "cluster": {
+                        "server": f"https://127.0.0.1:{self.ports.apiserver}",
+                        "certificate-authority": str(pki / "ca.crt"),
+                    },
+                }
+            ],
+            "users": [
+                {
+                    "name": identity,
+                    "user": {
+                        "client-certificate": str(pki / f"{identity}.crt"),
+                        "client-key": str(pki / f"{identity}.key"),
+                    },
+                }
+            ],
+            "contexts": [{"name": "kompi-local", "context": {"cluster": "kompi-local", "user": identity}}],
+            "current-context": "kompi-local",
+        }
+        path.write_text(yaml.safe_dump(config, sort_keys=False))
+        path.chmod(0o600)
+
+    def _start_all(self, log: Callable[[str], None]) -> None:
+        pki = self.state / "pki"
+        if not (pki / "sa.key").exists():
+            make_pki(pki, SERVICE_IP)
+        issue_missing_clients(pki)  # a cluster directory from before the gang scheduler lacks its users
+        self._write_kubeconfig(self.kubeconfig, "admin")
+        node_users = ("coredns", "kube-router")  # the real node's
+        for identity in ("controller-manager", "scheduler", "kwok", *node_users, *local_gang.PROCESS_NAMES):
+            self._write_kubeconfig(self.state / f"{identity}.kubeconfig", identity)
+        etcd_data = self.state / "etcd"
+        etcd_data.mkdir(mode=0o700, exist_ok=True)
+        p = self.ports
+        self.processes.start(
+            "etcd",
+            [
+                str(self.bin / "etcd"),
+                "--name=local",
+                f"--data-dir={etcd_data}",
+                f"--listen-client-urls=http://127.0.0.1:{p.etcd}",
+                f"--advertise-client-urls=http://127.0.0.1:{p.etcd}",
+                f"--listen-peer-urls=http://127.0.0.1:{p.etcd_peer}",
+                f"--initial-advertise-peer-urls=http://127.0.0.1:{p.etcd_peer}",
+                f"--initial-cluster=local=http://127.0.0.1:{p.etcd_peer}",
+                "--unsafe-no-fsync",  # a throw-away test store: durability costs seconds per `up`
+                "--log-level=warn",
+            ],
+        )
+        self._wait("etcd", 30, lambda: _http_ok(f"http://127.0.0.1:{p.etcd}/health"), log)
+        self.start_apiserver(log)
+        self.processes.start("kube-controller-manager", self._controller_manager_command())
+        self.processes.start("kube-scheduler", self._scheduler_command())
+        if not self.real_node:
+            self.processes.start("kwok", self._kwok_command())
+        insecure = ssl._create_unverified_context()  # their self-signed serving certs; health only
+        self._wait(
+            "kube-controller-manager",
+            60,
+            lambda: _http_ok(f"https://127.0.0.1:{p.controller_manager}/healthz", insecure),
+            log,
+        )
+        self._wait("kube-scheduler", 60, lambda: _http_ok(f"https://127.0.0.1:{p.scheduler}/healthz", insecure), log)
+        self.kubectl("apply", "-f", str(self.bin / "kwok-storage-class.yaml"))
+        for crd in sorted(self.bin.glob("crd-*.yaml")):
+            self.kubectl("apply", "--server-side", "-f", str(crd))
+        self._start_gang_scheduler(log)
+        self._forget_other_nodes(log)
+        if self.real_node:
+            self.node.up(log, self.node_images)
+        elif self.nodes.count:
+            self.kubectl("apply", "-f", "-", input_text=yaml.safe_dump_all(self.nodes.manifests()))
+            self._wait(f"{self.nodes.count} kwok nodes", 90, self._nodes_ready, log)
+        self._wait("default ServiceAccount", 60, self._default_account_exists, log)
+
+    def start_apiserver(self, log: Callable[[str], None] = lambda _: None) -> None:
+        """Start the API server (also after `stop_apiserver`, as the fault tests do) and wait until ready."""
+        self.processes.start("kube-apiserver", self._apiserver_command())
+        ca = ssl.create_default_context(cafile=str(self.state / "pki" / "ca.crt"))
+        url = f"https://127.0.0.1:{self.ports.apiserver}/readyz"
+        self._wait("kube-apiserver", 120, lambda: _http_ok(url, ca), log)
+
+    def stop_apiserver(self) -> None:
+        self.processes.stop(["kube-apiserver"])
+
+    def _apiserver_command(self) -> list[str]:
+        pki, p = self.state / "pki", self.ports
+        return [
+            str(self.bin / "kube-apiserver"),
+            f"--etcd-servers=http://127.0.0.1:{p.etcd}",
+            "--bind-address=127.0.0.1",
+            "--advertise-address=127.0.0.1",
+            f"--secure-port={p.apiserver}",
+            "--endpoint-reconciler-type=none",  # no kube-proxy and no routable service IP here
+            f"--tls-cert-file={pki / 'apiserver.crt'}",
+            f"--tls-private-key-file={pki / 'apiserver.key'}",
+            f"--client-ca-file={pki / 'ca.crt'}",
+            f"--kubelet-client-certificate={pki / 'apiserver-kubelet-client.crt'}",
+            f"--kubelet-client-key={pki / 'apiserver-kubelet-client.key'}",
+            "--kubelet-preferred-address-types=InternalIP",  # the real node's name is in no DNS
+            "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+            f"--service-account-key-file={pki / 'sa.pub'}",
+            f"--service-account-signing-key-file={pki / 'sa.key'}",
+            f"--service-cluster-ip-range={SERVICE_CIDR}",
+            "--authorization-mode=Node,RBAC",
+            f"--requestheader-client-ca-file={pki / 'front-proxy-ca.crt'}",
+            "--requestheader-allowed-names=front-proxy-client",
+            "--requestheader-username-headers=X-Remote-User",
+            "--requestheader-group-headers=X-Remote-Group",
+            "--requestheader-extra-headers-prefix=X-Remote-Extra-",
+            f"--proxy-client-cert-file={pki / 'front-proxy-client.crt'}",
+            f"--proxy-client-key-file={pki / 'front-proxy-client.key'}",
+            "--enable-admission-plugins=NodeRestriction",
+            "--profiling=false",
+            f"--cert-dir={self.state / 'certs' / 'apiserver'}",
+        ]
+
+    def _controller_manager_command(self) -> list[str]:
+        pki, kubeconfig = self.state / "pki", self.state / "controller-manager.kubeconfig"
+        return [
+            str(self.bin / "kube-controller-manager"),
+            f"--kubeconfig={kubeconfig}",
+            f"--authentication-kubeconfig={kubeconfig}",
+            f"--authorization-kubeconfig={kubeconfig}",
+            "--use-service-account-credentials=true",
+            "--bind-address=127.0.0.1",
+            f"--secure-port={self.ports.controller_manager}",
+            f"--cert-dir={self.state / 'certs' / 'controller-manager'}",
+            "--leader-elect=false",
+            f"--root-ca-file={pki / 'ca.crt'}",
+            f"--service-account-private-key-file={pki / 'sa.key'}",
+            f"--cluster-signing-cert-file={pki / 'ca.crt'}",
+            f"--cluster-signing-key-file={pki / 'ca.key'}",
+            "--profiling=false",
+            f"--kube-api-qps={CLIENT_RATE['qps']}",
+            f"--kube-api-burst={CLIENT_RATE['burst']}",
+        ]
+
+    def _scheduler_command(self) -> list[str]:
+        kubeconfig = self.state / "scheduler.kubeconfig"
+        config = {
+            "apiVersion": "kubescheduler.config.k8s.io/v1",
+            "kind": "KubeSchedulerConfiguration",
+            "clientConnection": {"kubeconfig": str(kubeconfig)} | CLIENT_RATE,
+            "leaderElection": {"leaderElect": False},
+            "profiles": [{"schedulerName": name} for name in ("default-scheduler", *STAND_IN_SCHEDULERS)],
+        }
+        config_file = self.state / "scheduler-config.yaml"
+        config_file.write_text(yaml.safe_dump(config))
+        return [
+            str(self.bin / "kube-scheduler"),
+            f"--config={config_file}",
+            f"--authentication-kubeconfig={kubeconfig}",
+            f"--authorization-kubeconfig={kubeconfig}",
+            "--bind-address=127.0.0.1",
+            f"--secure-port={self.ports.scheduler}",
+            f"--cert-dir={self.state / 'certs' / 'scheduler'}",
+            "--profiling=false",
+        ]
+
+    def _start_gang_scheduler(self, log: Callable[[str], None]) -> None:
+        """Coscheduling and its PodGroup controller, once their CRDs serve and their users may act."""
+        crds = [f"crd/{name}" for name in local_gang.CRD_NAMES]
+        self.kubectl("wait", "--for=condition=Established", "--timeout=60s", *crds)
+        self.kubectl("apply", "-f", "-", input_text=yaml.safe_dump_all(local_gang.rbac_manifests()))
+        config_file = self.state / "scheduler-plugins-config.yaml"
+        kubeconfig = self.state / "scheduler-plugins.kubeconfig"
+        config_file.write_text(yaml.safe_dump(local_gang.scheduler_config(kubeconfig, CLIENT_RATE)))
+        port = self.ports.gang_scheduler
+        self.processes.start("scheduler-plugins", local_gang.scheduler_command(self.bin, self.state, port, config_file))
+        self.processes.start("scheduler-plugins-controller", local_gang.controller_command(self.bin, self.state))
+        insecure = ssl._create_unverified_context()  # its self-signed serving cert; health only
+        self._wait("scheduler-plugins", 60, lambda: _http_ok(f"https://127.0.0.1:{port}/healthz", insecure), log)
+
+    def _kwok_command(self) -> list[str]:
+        configs = [self.bin / "kwok-stages.yaml", *KOMPI_KWOK_CONFIGS]
+        if self.nodes.pod_start_seconds:
+            delay = self.state / "kwok-pod-start-delay.yaml"
+            delay.write_text(yaml.safe_dump(start_delay_stage(self.nodes.pod_start_seconds)))
+            configs.append(delay)
+        return [
+            str(self.bin / "kwok"),
+            f"--kubeconfig={self.state / 'kwok.kubeconfig'}",
+            *(f"--config={path}" for path in configs),
+            "--manage-all-nodes=false",
+            "--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake",
+            "--manage-nodes-with-label-selector=",
+            "--manage-single-node=",
+            f"--cidr={POD_CIDR}",
+            "--node-ip=10.0.0.1",
+            "--node-lease-duration-seconds=40",
+        ]
+
+    def _node_names(self) -> set[str]:
+        """The Node objects this start brings up."""
+        return {NODE_NAME} if self.real_node else set(self.nodes.names())
+
+    def _forget_other_nodes(self, log: Callable[[str], None]) -> None:
+        """Delete the Node objects of an earlier start (the kwok nodes before a real node, or the other way
+        round): never Ready again, the scheduler would still bind pods to them, which then never start
+        and never finish terminating. Their pods go with them (the pod garbage collector)."""
+        listed = set(self.kubectl("get", "nodes", "-o", "name").split())
+        stale = sorted(listed - {f"node/{name}" for name in self._node_names()})
+        if stale:
+            self.kubectl("delete", "--wait=false", *stale)
+            log(f"deleted the nodes of an earlier start: {', '.join(name.removeprefix('node/') for name in stale)}")
+
+    def _nodes_ready(self) -> bool:
+        nodes = json.loads(self.kubectl("get", "nodes", "-l", "type=kwok", "-o", "json"))["items"]
+        ready = [node for node in nodes if is_ready(node) and not node["spec"].get("taints")]
+        return len(ready) == self.nodes.count
+
+    def _default_account_exists(self) -> bool:
+        return bool(self.kubectl("get", "serviceaccount", "default", "-n", "default", "-o", "name", check=False))
+
+    def _wait(self, what: str, timeout: float, ready: Callable[[], bool], log: Callable[[str], None]) -> None:
+        started = time.monotonic()
+        while True:
+            try:
+                if ready():
+                    break
+            except (LocalClusterError, OSError, ValueError):
+                pass
+            for entry in self.processes.entries():
+                if not self.processes.alive(entry):
+                    tail = self.processes.log_tail(entry.name)
+                    raise LocalClusterError(f"{entry.name} exited while waiting for {what}; its log ends:\n{tail}")
+            if time.monotonic() - started > timeout:
+                raise LocalClusterError(f"{what}: not ready after {timeout:.0f} s (logs in {self.processes.logs})")
+            time.sleep(0.2)
+        log(f"{what} ready after {time.monotonic() - started:.1f} s")
+
+    # ------------------------------------------------------------------ down / status
+    def down(self) -> list[str]:
+        """Stop exactly the processes `up` started, clients first; returns their names."""
+        stopped: list[str] = self.node.down() if self.node.in_use() else []
+        for group in STOP_ORDER:
+            stopped += self.processes.stop(group)
+        return stopped
+
+    def status(self) -> dict[str, bool]:
+        table = self.processes.entries() + self.node.processes.entries()
+        return {entry.name: self.processes.alive(entry) for entry in table}
+
+
+def _http_ok(url: str, context: ssl.SSLContext | None = None) -> bool:
+    try:
+        with urllib.request.urlopen(url, timeout=2, context=context) as response:
+            return bool(response.status == 200)
+    except OSError:
+        return False

@@ -1,0 +1,158 @@
+"""KompiCluster as programs compose it: typed args, Outputs for the namespace and the image, the provider
+from opts, two clusters in one stack, the names of kompi 0.1.0 carried over by aliases."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+import pytest
+
+from kompi_components.api import ClusterArgs, InvalidArgs, KompiCluster
+from kompi_components.config.args_source import args_module_source
+from kompi_components.render import render_objects
+from tests.program.parity import by_identity
+from tests.pulumi_mocks import KUBERNETES_PREFIX, RecordingMocks, registered_manifests, run_body, unwrap_secrets
+from tests.stacks import REPO
+
+DYNAMIC = "pulumi-python:dynamic:Resource"
+TRAIN: ClusterArgs = {
+    "namespace": "ml",
+    "create_namespace": False,
+    "workers": 3,
+    "image": "registry.example.com/ml/kompi",
+    "image_tag": "4.1.4-bookworm-0.1.0",
+    "worker_pod": {"node_selector": {"pool": "gpu"}, "resources": {"requests": {"cpu": "2"}}},
+    "data_volumes": [{"name": "train", "size": "1Gi", "mount_path": "/train"}],
+    "data_preparation": {"command": ["python3", "/prepare.py"]},
+}
+
+
+def _cluster(name: str, args: ClusterArgs, opts: pulumi.ResourceOptions | None = None) -> RecordingMocks:
+    return run_body(lambda: KompiCluster(name, args, opts))
+
+
+def _manifests(mocks: RecordingMocks) -> dict[tuple[str, str], dict[str, Any]]:
+    return by_identity(registered_manifests(mocks))
+
+
+def test_the_args_module_is_the_one_generated_from_the_config_schema() -> None:
+    text = (REPO / "kompi_components" / "components" / "args.py").read_text()
+    assert text == args_module_source(), (
+        "run: python -m kompi_components.config.args_source > kompi_components/components/args.py"
+    )
+
+
+def test_plain_args_create_what_the_render_of_the_same_config_prints() -> None:
+    config = {
+        "clusterName": "train",
+        "namespace": "ml",
+        "createNamespace": False,
+        "workers": 3,
+        "image": "registry.example.com/ml/kompi",
+        "imageTag": "4.1.4-bookworm-0.1.0",
+        "workerPod": {"nodeSelector": {"pool": "gpu"}, "resources": {"requests": {"cpu": "2"}}},
+        "dataVolumes": [{"name": "train", "size": "1Gi", "mountPath": "/train"}],
+        "dataPreparation": {"command": ["python3", "/prepare.py"]},
+    }
+    rendered = by_identity(render_objects(config))
+    assert _manifests(_cluster("train", TRAIN)) == rendered
+
+
+def test_namespace_and_image_from_outputs_create_the_same_objects_as_plain_values() -> None:
+    plain = _manifests(_cluster("train", TRAIN))
+    deferred = TRAIN | {
+        "namespace": pulumi.Output.from_input("ml"),
+        "image": pulumi.Output.from_input("registry.example.com/ml/kompi"),
+        "image_tag": pulumi.Output.from_input("4.1.4-bookworm-0.1.0"),
+    }
+    mocks = _cluster("train", deferred)
+    assert _manifests(mocks) == plain  # the data-preparation Job's hashed name included
+    rollouts = {
+        r.inputs["statefulset"]: r.inputs["namespace"] for r in mocks.of_type(DYNAMIC) if "statefulset" in r.inputs
+    }
+    assert rollouts == {"train-master": "ml", "train-worker": "ml"}
+    (guard,) = [r for r in mocks.of_type(DYNAMIC) if "claims" in r.inputs]
+    assert "PersistentVolumeClaim ml/train-data-train" in guard.inputs["claims"]
+
+
+def test_the_ssh_host_key_is_trusted_for_the_namespace_known_during_up() -> None:
+    mocks = _cluster("train", TRAIN | {"namespace": pulumi.Output.from_input("ml")})
+    (secret,) = mocks.of_type("kubernetes:core/v1:Secret")
+    known_hosts = unwrap_secrets(secret.inputs)["stringData"]["known_hosts"]
+    assert "*.train.ml.svc.cluster.local" in known_hosts and "kompi-unknown" not in known_hosts
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "message"),
+    [
+        ("namespace", "Team.ML", 'invalid config kompi:namespace = "Team.ML": expected a DNS-1123 label'),
+        ("image", "Registry/Kompi", "invalid config kompi:image = "),
+    ],
+)
+def test_a_bad_value_known_during_up_fails_with_the_stack_configs_message(key: str, value: str, message: str) -> None:
+    # (Pulumi's SDK wraps it: "While processing input ... has risen: <the message>")
+    with pytest.raises(ValueError, match=f"has risen: {message}"):
+        _cluster("train", TRAIN | {key: pulumi.Output.from_input(value)})  # type: ignore[misc]
+
+
+def test_a_bad_plain_value_registers_nothing_and_says_what_stack_config_says() -> None:
+    mocks = RecordingMocks()
+    with pytest.raises(InvalidArgs, match=r"^invalid config kompi:workers = -1: expected a number >= 0$"):
+        run_body(lambda: KompiCluster("train", TRAIN | {"workers": -1}), mocks)
+    assert mocks.registrations == []
+
+
+def test_nested_keys_take_the_config_spelling_too() -> None:
+    camel = TRAIN | {"worker_pod": {"nodeSelector": {"pool": "gpu"}, "resources": {"requests": {"cpu": "2"}}}}
+    assert _manifests(_cluster("train", camel)) == _manifests(_cluster("train", TRAIN))  # type: ignore[arg-type]
+
+
+def test_an_output_where_a_plain_value_is_needed_is_refused() -> None:
+    with pytest.raises(InvalidArgs, match=r"^invalid config kompi:workers = <an Output>: expected a plain value"):
+        _cluster("train", TRAIN | {"workers": pulumi.Output.from_input(2)})  # type: ignore[dict-item]
+
+
+def test_the_cluster_name_defaults_to_the_resource_name() -> None:
+    manifests = _manifests(_cluster("eval", {"namespace": "ml", "create_namespace": False}))
+    assert ("StatefulSet", "eval-worker") in manifests
+
+
+def test_two_clusters_of_one_name_in_two_namespaces_live_in_one_stack() -> None:
+    def program() -> None:
+        KompiCluster("train", {"cluster_name": "kompi", "namespace": "team-a"})
+        KompiCluster("eval", {"cluster_name": "kompi", "namespace": "team-b"})
+
+    mocks = run_body(program)
+    urns = [r.urn for r in mocks.registrations]
+    assert len(urns) == len(set(urns))
+    namespaces = [r.inputs["metadata"]["namespace"] for r in mocks.of_type("kubernetes:apps/v1:StatefulSet")]
+    assert sorted(namespaces) == ["team-a", "team-a", "team-b", "team-b"]
+
+
+def test_every_kubernetes_object_uses_the_provider_from_opts() -> None:
+    def program() -> None:
+        provider = k8s.Provider("their-cluster", kubeconfig="apiVersion: v1\nkind: Config\n")
+        KompiCluster("train", TRAIN, pulumi.ResourceOptions(provider=provider))
+
+    mocks = run_body(program)
+    objects = [r for r in mocks.of_type(KUBERNETES_PREFIX) if r.type_ != "pulumi:providers:kubernetes"]
+    assert objects and {r.provider.split("::")[3] for r in objects} == {"their-cluster"}
+
+
+def test_stacks_made_by_kompi_0_1_0_keep_their_objects_through_aliases() -> None:
+    mocks = _cluster("kompi-dev", {"cluster_name": "kompi-dev", "namespace": "kompi-dev"})
+    objects = mocks.of_type(KUBERNETES_PREFIX)
+    assert {r.name: r.aliases for r in objects}["kompi-dev-statefulset-kompi-dev-worker"] == [
+        "statefulset-kompi-dev-worker"
+    ]
+    assert all(r.aliases == [f"{r.inputs['kind'].lower()}-{r.inputs['metadata']['name']}"] for r in objects)
+    rollouts = {r.name: r.aliases for r in mocks.of_type(DYNAMIC) if "statefulset" in r.inputs}
+    assert rollouts == {
+        "kompi-dev-kompi-dev-master-rollout": ["kompi-dev-master-rollout"],
+        "kompi-dev-kompi-dev-worker-rollout": ["kompi-dev-worker-rollout"],
+    }
+    # a cluster that 0.1.0 could not have made (named apart from its clusterName) has no alias to claim
+    other = _cluster("train", {"cluster_name": "kompi-dev", "namespace": "kompi-dev"})
+    assert all(r.aliases == [] for r in other.registrations)

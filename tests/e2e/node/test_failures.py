@@ -1,0 +1,287 @@
+"""Jobs that end badly, on the real node, on Open MPI 4 and 5, as a user meets them.
+
+A job runs an allreduce loop over both workers (`kubectl exec <master> -c mpi -- mpiexec ...`); then a
+worker pod is deleted, a rank exits non-zero, a rank is killed (SIGKILL, out of memory) or a worker's
+network is cut. Each time `mpiexec` must exit non-zero within 60 s naming the rank or the host, and the
+next job over every worker must run. Open MPI 5's launcher (PRRTE 3.0) exited 0 after losing a daemon
+in half the deleted-worker trials, and a cut network went unnoticed for minutes on both
+(images/README.md). One stack per flavour serves every trial; the one-shot case has its own.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from kompi_components.kube.conditions import is_ready
+from kompi_engine.local_cluster import LocalCluster
+from tests.e2e.live import Kubectl, pods_ready, wait_until
+from tests.e2e.node.conftest import SMALL_POD
+from tests.e2e.node.mpi import allreduce, exec_command, exec_in, run_in
+from tests.e2e.node.test_jobs import job_finished, job_pod, termination_message
+from tests.e2e.project import Project
+
+LOOP = Path(__file__).with_name("allreduce_loop.py").read_text()
+WORKERS = 2
+DELETE_TRIALS = 10
+EXIT_WITHIN = 60.0  # seconds from the fault to mpiexec's exit
+JOB_SECONDS = 120  # the loop outlives every fault by far: only the fault ends the job
+KILL_PYTHON = (
+    'for p in /proc/[0-9]*; do if [ "$(cat "$p/comm" 2>/dev/null)" = python3 ]; then kill -9 "${p#/proc/}"; fi; done'
+)
+PROGRAM_LINE = re.compile(r"rank \d+ (on \S+ running|exits \d+|done)$")
+STOP_LAUNCHERS = (
+    'for p in /proc/[0-9]*; do case $(cat "$p/comm" 2>/dev/null) in'
+    ' prterun|mpiexec|mpirun) kill -KILL "${p#/proc/}" ;; esac; done'
+)
+
+
+@dataclass(frozen=True)
+class Stack:
+    """A running kompi stack of one flavour: master and WORKERS workers, every pod Ready."""
+
+    kubectl: Kubectl
+    local: LocalCluster  # the session's local cluster, whose real node runs the pods
+    flavor: str
+    name: str  # the cluster name; also its namespace
+
+    @property
+    def namespace(self) -> str:
+        return self.name
+
+    @property
+    def master(self) -> str:
+        return f"{self.name}-master-0"
+
+    def worker(self, index: int) -> str:
+        return f"{self.name}-worker-{index}"
+
+    def every_worker_ready(self) -> None:
+        """Every pod Ready again, and the master's hostfile lists every worker (kompi-wait)."""
+        wait_until("every pod Ready", lambda: pods_ready(self.kubectl, self.namespace), 180)
+        exec_in(self.kubectl, self.namespace, self.master, "kompi-wait", str(WORKERS), "--timeout", "120", timeout=180)
+
+    def stop_leftover_launchers(self) -> None:
+        run_in(self.kubectl, self.namespace, self.master, "sh", "-c", STOP_LAUNCHERS, timeout=60)
+
+
+def without_program_lines(output: str) -> str:
+    """The output without the program's own lines (which name their rank and host themselves)."""
+    return "".join(line for line in output.splitlines(keepends=True) if not PROGRAM_LINE.match(line))
+
+
+@dataclass(frozen=True)
+class Ending:
+    """How a job ended after a fault: its exit code (None: still running after EXIT_WITHIN) and output."""
+
+    code: int | None
+    seconds: float
+    output: str
+
+    def __str__(self) -> str:
+        return f"exit {self.code} after {self.seconds:.1f} s"
+
+    @property
+    def launcher_output(self) -> str:
+        return without_program_lines(self.output)
+
+    def names(self, *words: str) -> bool:
+        """Whether the launcher's output, not the program's, says every one of ``words``."""
+        return all(word in self.launcher_output for word in words)
+
+
+class Job:
+    """`mpiexec` over every worker through `kubectl exec`, in the background; output to a file."""
+
+    def __init__(self, stack: Stack, log: Path, *program_args: str) -> None:
+        self.stack = stack
+        self.log = log
+        command = ["mpiexec", "-n", str(WORKERS), "python3", "-c", LOOP, str(JOB_SECONDS), *program_args]
+        with log.open("w") as out:
+            argv = exec_command(stack.kubectl, stack.namespace, stack.master, *command)
+            self.process = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT)
+
+    def output(self) -> str:
+        return self.log.read_text(errors="replace")
+
+    def wait_running(self) -> None:
+        """Until every rank has done its first allreduce (all connected), then a second of the loop."""
+
+        def running() -> bool:
+            if self.process.poll() is not None:
+                raise AssertionError(f"the job ended before it ran (exit {self.process.returncode}):\n{self.output()}")
+            return all(f"rank {rank} on " in self.output() for rank in range(WORKERS))
+
+        wait_until("every rank running", running, 120)
+        time.sleep(1)
+
+    def end(self, fault: float) -> Ending:
+        """Waits up to EXIT_WITHIN after ``fault`` (a time.monotonic()); a job still running is stopped."""
+        try:
+            code: int | None = self.process.wait(timeout=max(0.0, fault + EXIT_WITHIN - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            code = None
+            self.process.kill()
+            self.process.wait()
+            self.stack.stop_leftover_launchers()
+        return Ending(code, time.monotonic() - fault, self.output())
+
+
+@pytest.fixture(scope="module", params=["ompi4", "ompi5"])
+def stack(
+    request: pytest.FixtureRequest,
+    real_cluster: LocalCluster,
+    node_kubectl: Kubectl,
+    images: dict[str, str],
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[Stack]:
+    """One `kompi up` per flavour, shared by every trial of that flavour."""
+    flavor: str = request.param
+    name = f"kompi-fail-{flavor}"
+    project = Project.copy_of("dev", tmp_path_factory.mktemp(name) / "dev", real_cluster.kubeconfig)
+    project.set(
+        clusterName=name,
+        namespace=name,
+        workers=WORKERS,
+        imageTag=images[flavor].split(":", 1)[1],
+        masterPod=SMALL_POD,
+        workerPod=SMALL_POD,
+    )
+    try:
+        project.kompi("up")
+        running = Stack(node_kubectl, real_cluster, flavor, name)
+        running.every_worker_ready()
+        yield running
+    finally:
+        project.kompi("destroy", check=False)
+
+
+def test_a_deleted_worker_pod_fails_the_job_every_time(stack: Stack, tmp_path: Path) -> None:
+    endings: list[tuple[str, Ending]] = []
+    for trial in range(DELETE_TRIALS):
+        victim = stack.worker(trial % WORKERS)
+        job = Job(stack, tmp_path / f"trial-{trial}.log")
+        job.wait_running()
+        fault = time.monotonic()
+        stack.kubectl.run("delete", "pod", victim, "-n", stack.namespace, "--wait=false")
+        endings.append((victim, job.end(fault)))
+        stack.every_worker_ready()
+    report = f"{stack.flavor}, worker pod deleted: " + "; ".join(str(ending) for _, ending in endings)
+    print(report)
+    for victim, ending in endings:
+        assert ending.code not in (None, 0), f"{report}\n{ending.output[-3000:]}"
+        assert ending.seconds < EXIT_WITHIN, report
+        assert ending.names(victim), f"the lost host is not named:\n{ending.output[-3000:]}"
+    allreduce(stack.kubectl, stack.namespace, stack.master, WORKERS)
+
+
+def test_a_rank_that_exits_non_zero_fails_the_job(stack: Stack, tmp_path: Path) -> None:
+    job = Job(stack, tmp_path / "exit.log", "exit", "1", "3")
+    job.wait_running()
+    ending = job.end(time.monotonic())
+    print(f"{stack.flavor}, rank 1 exits 3: {ending}")
+    assert ending.code == 3, ending.output
+    # Open MPI 4 names it [[job,1],1], Open MPI 5 [prterun-...@1,1]: the rank after the job
+    assert re.search(r"Process name:\s+\[\S*1\]?,1\]", ending.launcher_output), ending.output
+    assert ending.names("Exit code:    3"), ending.output
+    allreduce(stack.kubectl, stack.namespace, stack.master, WORKERS)
+
+
+def test_a_rank_killed_by_sigkill_fails_the_job(stack: Stack, tmp_path: Path) -> None:
+    job = Job(stack, tmp_path / "sigkill.log")
+    job.wait_running()
+    fault = time.monotonic()
+    exec_in(stack.kubectl, stack.namespace, stack.worker(1), "sh", "-c", KILL_PYTHON)
+    ending = job.end(fault)
+    print(f"{stack.flavor}, rank 1 killed by SIGKILL: {ending}")
+    assert ending.code not in (None, 0), ending.output
+    assert ending.seconds < EXIT_WITHIN
+    assert ending.names("rank 1", stack.worker(1), "signal 9"), ending.output
+    allreduce(stack.kubectl, stack.namespace, stack.master, WORKERS)
+
+
+def test_a_rank_killed_for_memory_fails_the_job(stack: Stack, tmp_path: Path) -> None:
+    """Rank 1 allocates past its pod's memory limit: the kernel's OOM killer ends it with SIGKILL."""
+    job = Job(stack, tmp_path / "oom.log", "oom", "1")
+    job.wait_running()
+    ending = job.end(time.monotonic())
+    print(f"{stack.flavor}, rank 1 out of memory: {ending}")
+    assert ending.code not in (None, 0), ending.output
+    assert ending.names("rank 1", stack.worker(1), "signal 9"), ending.output
+    allreduce(stack.kubectl, stack.namespace, stack.master, WORKERS)
+
+
+def host_side_interface(stack: Stack, pod: str) -> str:
+    """The node's end of the pod's veth pair (in the node's network namespace)."""
+    index = exec_in(stack.kubectl, stack.namespace, pod, "cat", "/sys/class/net/eth0/iflink").strip()
+    netns = stack.local.node.addresses.netns
+    links = subprocess.run(["ip", "-n", netns, "-o", "link"], capture_output=True, text=True, check=True).stdout
+    for line in links.splitlines():
+        number, name = line.split(":")[:2]
+        if number == index:
+            return name.strip().split("@")[0]
+    raise AssertionError(f"no interface {index} in {netns}:\n{links}")
+
+
+def test_a_worker_cut_off_the_network_fails_the_job(stack: Stack, tmp_path: Path) -> None:
+    """The worker's link goes down (no packet in or out, no reset): only a timeout can tell."""
+    victim = stack.worker(1)
+    interface = host_side_interface(stack, victim)
+    netns = stack.local.node.addresses.netns
+    job = Job(stack, tmp_path / "cut.log")
+    job.wait_running()
+    fault = time.monotonic()
+    subprocess.run(["ip", "-n", netns, "link", "set", interface, "down"], check=True)
+    try:
+        ending = job.end(fault)
+    finally:
+        subprocess.run(["ip", "-n", netns, "link", "set", interface, "up"], check=True)
+    print(f"{stack.flavor}, worker network cut: {ending}")
+    assert ending.code not in (None, 0), f"{ending}:\n{ending.output[-3000:]}"
+    assert ending.names(victim), ending.output
+    stack.every_worker_ready()
+    allreduce(stack.kubectl, stack.namespace, stack.master, WORKERS)
+
+
+def test_a_one_shot_job_that_lost_a_worker_fails_and_keeps_the_workers(
+    node_project, node_kubectl: Kubectl, images: dict[str, str]
+) -> None:
+    """The Job fails with the exit code as its termination message; the workers stay (not released).
+
+    On Open MPI 5, whose launcher exited 0 (the Job succeeded and released the workers); kompi-oneshot
+    passes any launcher's code on the same way, and Open MPI 4's is checked interactively above."""
+    flavor = "ompi5"
+    command = ["mpiexec", "-n", str(WORKERS), "python3", "-c", LOOP, str(JOB_SECONDS)]
+    one_shot = {"enabled": True, "command": command, "releaseWorkers": True, "timeoutSeconds": 300}
+    project: Project = node_project("dev", images[flavor].split(":", 1)[1], oneShot=one_shot)
+    project.kompi("up")
+    namespace, job = project.config()["kompi:namespace"], "kompi-dev-master"
+
+    def logs() -> str:
+        return node_kubectl.run("logs", "-n", namespace, f"job/{job}", "-c", "mpi", check=False).stdout
+
+    wait_until("every rank running", lambda: all(f"rank {rank} on " in logs() for rank in range(WORKERS)), 300)
+    time.sleep(1)
+    fault = time.monotonic()
+    node_kubectl.run("delete", "pod", "kompi-dev-worker-1", "-n", namespace, "--wait=false")
+    wait_until("the one-shot Job finished", lambda: job_finished(node_kubectl, namespace, job), EXIT_WITHIN + 30)
+    message = termination_message(job_pod(node_kubectl, namespace, job))
+    print(f"{flavor}, one-shot worker pod deleted: {message!r} after {time.monotonic() - fault:.1f} s")
+    status = node_kubectl.get("job", job, namespace)["status"]  # type: ignore[index]
+    assert status.get("failed") == 1 and not status.get("succeeded"), f"{status}\n{logs()}"
+    assert re.match(r"exit code [1-9]\d*: command failed; workers kept", message), f"{message}\n{logs()}"
+    assert "kompi-dev-worker-1" in without_program_lines(logs()), logs()
+    # kept, not released: the StatefulSet still wants both, and brings the deleted one back
+    assert node_kubectl.get("statefulset", "kompi-dev-worker", namespace)["spec"]["replicas"] == WORKERS  # type: ignore[index]
+    wait_until("every worker back", lambda: len(ready_workers(node_kubectl, namespace)) == WORKERS, 180)
+
+
+def ready_workers(kubectl: Kubectl, namespace: str) -> list[str]:
+    pods = kubectl.items("pods", namespace, "app.kubernetes.io/component=worker")
+    return [pod["metadata"]["name"] for pod in pods if is_ready(pod)]
