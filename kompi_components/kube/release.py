@@ -9,29 +9,32 @@ Ready nodes end as usual.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
-from kompi_components.kube.conditions import is_ready
+from kompi_components.kube.api import UNREADABLE, JsonApi, pod_selector, read_node
+from kompi_components.kube.conditions import is_lost
 
-REQUEST_SECONDS = 10.0
+# How long the release may wait for an API server that does not answer (the provider's delete of the
+# StatefulSet comes next and waits in its own way).
+RELEASE_SECONDS = 60.0
 
 
-def release_pods_on_lost_nodes(core: client.CoreV1Api, apps: client.AppsV1Api, namespace: str, name: str) -> list[str]:
+def release_pods_on_lost_nodes(
+    core: client.CoreV1Api, apps: client.AppsV1Api, namespace: str, name: str, api: JsonApi | None = None
+) -> list[str]:
     """Force-delete the pods of StatefulSet ``name`` whose node is gone or not Ready; returns their names.
     Nothing to do when the StatefulSet is gone, or this identity may not read nodes."""
+    api = api or JsonApi.for_seconds(RELEASE_SECONDS)
     try:
-        statefulset = _json(apps.read_namespaced_stateful_set(name, namespace, **_RAW))
+        statefulset = api(apps.read_namespaced_stateful_set, name, namespace)
     except ApiException as error:
         if error.status == 404:
             return []
         raise
-    labels = statefulset["spec"]["selector"]["matchLabels"]
-    selector = ",".join(f"{key}={value}" for key, value in labels.items())
-    pods = _json(core.list_namespaced_pod(namespace, label_selector=selector, **_RAW))["items"]
+    pods = api(core.list_namespaced_pod, namespace, label_selector=pod_selector(statefulset))["items"]
     lost_nodes: dict[str, bool] = {}
     released = []
     for pod in pods:
@@ -39,37 +42,24 @@ def release_pods_on_lost_nodes(core: client.CoreV1Api, apps: client.AppsV1Api, n
         if not node:
             continue
         if node not in lost_nodes:
-            lost_nodes[node] = _lost(core, node)
+            lost_nodes[node] = _lost(api, core, node)
         if lost_nodes[node]:
-            _force_delete(core, pod, namespace)
+            _force_delete(api, core, pod, namespace)
             released.append(pod["metadata"]["name"])
     return released
 
 
-_RAW: dict[str, Any] = {"_preload_content": False, "_request_timeout": REQUEST_SECONDS}
+def _lost(api: JsonApi, core: client.CoreV1Api, name: str) -> bool:
+    node = read_node(api, core, name)
+    return node is not UNREADABLE and is_lost(node)  # cannot tell: leave the pod to the usual deletion
 
 
-def _json(response: Any) -> dict[str, Any]:
-    return json.loads(response.data or b"{}")  # type: ignore[no-any-return]
-
-
-def _lost(core: client.CoreV1Api, node: str) -> bool:
-    try:
-        return not is_ready(_json(core.read_node(node, **_RAW)))
-    except ApiException as error:
-        if error.status == 404:
-            return True
-        if error.status == 403:
-            return False  # cannot tell: leave the pod to the usual deletion
-        raise
-
-
-def _force_delete(core: client.CoreV1Api, pod: dict[str, Any], namespace: str) -> None:
+def _force_delete(api: JsonApi, core: client.CoreV1Api, pod: dict[str, Any], namespace: str) -> None:
     this_one = client.V1DeleteOptions(
         grace_period_seconds=0, preconditions=client.V1Preconditions(uid=pod["metadata"]["uid"])
     )
     try:
-        core.delete_namespaced_pod(pod["metadata"]["name"], namespace, body=this_one, **_RAW)
+        api(core.delete_namespaced_pod, pod["metadata"]["name"], namespace, body=this_one)
     except ApiException as error:
         if error.status not in (404, 409):  # gone already, or replaced already
             raise

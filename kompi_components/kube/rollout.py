@@ -15,24 +15,21 @@ generation (its status would otherwise still describe the old one).
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-import urllib3
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
 from kompi_components.kube import stuck
+from kompi_components.kube.api import UNREADABLE, ApiNotAnswering, JsonApi, pod_selector, read_node
 from kompi_components.kube.conditions import is_ready
 
 REVISION_LABEL = "controller-revision-hash"  # set by the StatefulSet controller on each of its pods
 POLL_SECONDS = 0.5
-REQUEST_SECONDS = 10.0
-RETRIED_STATUSES = frozenset({0, 429, 500, 502, 503, 504})  # 0: no HTTP answer at all
 PODS_SECONDS = 5.0  # how often the pods themselves are listed while the StatefulSet's status says "not yet"
 DELETE_WORKERS = 32  # concurrent pod deletions (ClusterAccess gives the client as many connections)
 # A pod that will not start by waiting (kompi_components.kube.stuck) fails the rollout after this long in
@@ -57,10 +54,16 @@ class Rollout:
 
     def run(self, apps: client.AppsV1Api, core: client.CoreV1Api) -> int:
         """Delete the pods of older revisions, wait for every replica; returns how many were deleted."""
+        try:
+            return self._run(apps, core)
+        except ApiNotAnswering as error:
+            raise RolloutError(f"StatefulSet {self.statefulset}: {error}") from None
+
+    def _run(self, apps: client.AppsV1Api, core: client.CoreV1Api) -> int:
         deadline = self.clock() + self.timeout_seconds
         statefulset = self._observed(apps, deadline)
         revision = statefulset["status"]["updateRevision"]
-        selector = ",".join(f"{key}={value}" for key, value in statefulset["spec"]["selector"]["matchLabels"].items())
+        selector = pod_selector(statefulset)
         pods = self._api(deadline, core.list_namespaced_pod, self.namespace, label_selector=selector)
         stale = [pod for pod in pods["items"] if _revision(pod) != revision and not _terminating(pod)]
         # One DELETE each, many at a time: the API server works through a deletecollection one pod after
@@ -98,18 +101,10 @@ class Rollout:
     def _api(self, deadline: float, call: Callable[..., Any], *args: Any, **kwargs: Any) -> dict[str, Any]:
         """``call`` as JSON; an API server that does not answer (restarting, overloaded) is asked again until
         the deadline. (bin/kompi cancels the whole operation itself after 30 s without an answer.)"""
-        while True:
-            try:
-                response = call(*args, _preload_content=False, _request_timeout=REQUEST_SECONDS, **kwargs)
-                return json.loads(response.data or b"{}")  # type: ignore[no-any-return]
-            except (urllib3.exceptions.HTTPError, OSError, ApiException) as error:
-                if isinstance(error, ApiException) and error.status not in RETRIED_STATUSES:
-                    raise
-                if self.clock() > deadline:
-                    raise RolloutError(
-                        f"StatefulSet {self.statefulset}: the API server does not answer: {error}"
-                    ) from None
-                self.sleep(POLL_SECONDS)
+        return self._calls(deadline)(call, *args, **kwargs)
+
+    def _calls(self, deadline: float) -> JsonApi:
+        return JsonApi(deadline, self.clock, self.sleep)
 
     def _wait_ready(
         self,
@@ -177,22 +172,11 @@ class Rollout:
                 found[name] = stuck.no_node_fits(message)
             elif name in long_waiting and (node_name := pod.get("spec", {}).get("nodeName")):
                 if node_name not in nodes:
-                    nodes[node_name] = self._node(core, node_name, deadline)
+                    nodes[node_name] = read_node(self._calls(deadline), core, node_name)
                 node = nodes[node_name]
-                if node != _UNKNOWN and (lost := stuck.on_lost_node(pod, node)):
+                if node is not UNREADABLE and (lost := stuck.on_lost_node(pod, node)):
                     found[name] = lost
         return found
-
-    def _node(self, core: client.CoreV1Api, name: str, deadline: float) -> dict[str, Any] | None:
-        """The Node object (None: deleted), or _UNKNOWN where this identity may not read nodes."""
-        try:
-            return self._api(deadline, core.read_node, name)
-        except ApiException as error:
-            if error.status == 404:
-                return None
-            if error.status == 403:
-                return _UNKNOWN
-            raise
 
     def _without_scale_up(
         self, core: client.CoreV1Api, given_up: list[str], found: dict[str, stuck.Stuck], deadline: float
@@ -212,9 +196,6 @@ class Rollout:
                 return [name for name in given_up if found[name].reason != stuck.UNSCHEDULABLE]  # cannot tell
             coming |= {event["involvedObject"]["name"] for event in events.get("items", [])}
         return [name for name in given_up if not (found[name].reason == stuck.UNSCHEDULABLE and name in coming)]
-
-
-_UNKNOWN: dict[str, Any] = {"unknown": True}  # a node this identity may not read
 
 
 def _status_done(statefulset: dict[str, Any]) -> bool:

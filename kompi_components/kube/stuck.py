@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from kompi_components.kube.conditions import is_ready
+from kompi_components.kube.conditions import is_lost
 
 DEFAULT_SCHEDULER = "default-scheduler"
 # Events that say nodes are coming for a pod: cluster-autoscaler's, and Karpenter's nomination.
@@ -81,7 +81,7 @@ def no_node_fits(message: str) -> Stuck:
 def on_lost_node(pod: Mapping[str, Any], node: Mapping[str, Any] | None) -> Stuck | None:
     """``pod`` is bound to ``node`` (None: the Node object is gone) and that node is not Ready."""
     name = pod.get("spec", {}).get("nodeName")
-    if not name or (node is not None and is_ready(node)):
+    if not name or not is_lost(node):
         return None
     state = "is gone" if node is None else "is not Ready"
     fix = (

@@ -6,8 +6,10 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+import pytest
 from kubernetes.client.exceptions import ApiException
 
+from kompi_components.kube.api import ApiNotAnswering, JsonApi
 from kompi_components.kube.release import release_pods_on_lost_nodes
 
 SELECTOR = {"app.kubernetes.io/instance": "c", "app.kubernetes.io/component": "worker"}
@@ -33,6 +35,7 @@ class FakeApi:
     statefulset_exists: bool = True
     deleted: list[tuple[str, int, str]] = field(default_factory=list)  # (pod, grace period, uid)
     selectors: list[str] = field(default_factory=list)
+    unavailable: int = 0  # how many calls fail with 503 first (an API server that is restarting)
 
     def read_namespaced_stateful_set(self, name: str, namespace: str, **_: object) -> _Response:
         if not self.statefulset_exists:
@@ -40,6 +43,9 @@ class FakeApi:
         return _Response({"spec": {"selector": {"matchLabels": SELECTOR}}})
 
     def list_namespaced_pod(self, namespace: str, label_selector: str, **_: object) -> _Response:
+        if self.unavailable:
+            self.unavailable -= 1
+            raise ApiException(status=503)
         self.selectors.append(label_selector)
         return _Response({"items": self.pods})
 
@@ -76,3 +82,19 @@ def test_nothing_is_released_where_nodes_cannot_be_read_or_the_statefulset_is_go
     gone = FakeApi(pods=[_pod("c-worker-0", "n")], nodes={}, statefulset_exists=False)
     assert release_pods_on_lost_nodes(gone, gone, "ns", "c-worker") == []  # type: ignore[arg-type]
     assert forbidden.deleted == gone.deleted == []
+
+
+def test_an_api_server_that_does_not_answer_for_a_while_is_asked_again_until_the_deadline() -> None:
+    now = [0.0]
+
+    def calls() -> JsonApi:
+        return JsonApi(
+            deadline=now[0] + 5, clock=lambda: now[0], sleep=lambda seconds: now.__setitem__(0, now[0] + seconds)
+        )
+
+    restarting = FakeApi(pods=[_pod("c-worker-0", "gone")], nodes={}, unavailable=3)
+    assert release_pods_on_lost_nodes(restarting, restarting, "ns", "c-worker", calls()) == ["c-worker-0"]  # type: ignore[arg-type]
+    down = FakeApi(pods=[_pod("c-worker-0", "gone")], nodes={}, unavailable=1000)
+    with pytest.raises(ApiNotAnswering):
+        release_pods_on_lost_nodes(down, down, "ns", "c-worker", calls())  # type: ignore[arg-type]
+    assert down.deleted == []
