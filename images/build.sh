@@ -4,13 +4,16 @@
 # The tag is <Open MPI version>-<base tag>-<kompi version>; the version is read from the built image.
 #
 # Usage: images/build.sh [--base IMAGE] [--base-tag TAG] [--repo NAME] [--uid N] [--gid N]
-#                        [--ca-bundle FILE] [--force] [FLAVOR...]   FLAVOR: ompi4, ompi5 (default: both)
+#                        [--ca-bundle FILE] [--force] [--push REGISTRY [--authfile FILE] [--cert-dir DIR]]
+#                        [FLAVOR...]   FLAVOR: ompi4, ompi5 (default: both)
 # --base defaults to localhost/debian-base:bookworm; a missing localhost/debian-base:<suite> is made
 # with debootstrap (root). Every other build argument comes from kompi_components.contract.
 # An image whose inputs (files under images/, build arguments, base image id) are unchanged is not
 # rebuilt: the inputs' hash is stored in the label io.kompi.inputs.
 # --ca-bundle (default: $PIP_CERT, else $SSL_CERT_FILE, when set) is bind-mounted into the build's RUN
 # steps for pip behind a TLS-intercepting proxy; it is not copied into the image.
+# --push REGISTRY (HOST[:PORT][/PATH]) pushes each image there as REGISTRY/<name>:<tag> and prints that
+# name instead; --authfile and --cert-dir are podman push's (credentials; a directory with the CA as ca.crt).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -19,6 +22,8 @@ base=localhost/debian-base:bookworm
 base_tag=
 repo=localhost/kompi
 force=0
+push=
+push_args=()
 ca_bundle=${PIP_CERT:-${SSL_CERT_FILE:-}}
 flavors=()
 overrides=()
@@ -36,6 +41,8 @@ parse_args() {
             --gid) overrides+=("MPI_GID=$2"); shift 2 ;;
             --ca-bundle) ca_bundle=$2; shift 2 ;;
             --force) force=1; shift ;;
+            --push) push=${2%/}; shift 2 ;;
+            --authfile | --cert-dir) push_args+=("$1" "$2"); shift 2 ;;
             ompi4 | ompi5) flavors+=("$1"); shift ;;
             *) die "unknown argument: $1" ;;
         esac
@@ -134,6 +141,12 @@ build_flavor() {
     tag="$repo:$version-$base_tag-$kompi_version"
     podman tag "$work_tag" "$tag"
     remove_replaced "$old"
+    if [ -n "$push" ]; then
+        local remote="$push/${repo##*/}:${tag##*:}"
+        log "pushing $remote"
+        podman push --quiet "${push_args[@]}" "$tag" "docker://$remote" >&2
+        tag=$remote
+    fi
     printf '%s %s\n' "$flavor" "$tag"
 }
 

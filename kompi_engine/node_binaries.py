@@ -16,6 +16,8 @@ COREDNS = "coredns"
 PAUSE = "kompi-pause"
 KUBE_ROUTER = "kube-router"
 KUBE_ROUTER_MODULE = "github.com/cloudnativelabs/kube-router/v2"
+REGISTRY = "kompi-registry"
+REGISTRY_MODULE = "github.com/distribution/distribution/v3"
 KUBE_ROUTER_DEPENDENCY_FLOORS = {
     # the versions the kubelet build already uses (in the module and build caches)
     "golang.org/x/net": "v0.49.0",
@@ -67,6 +69,13 @@ def _make_kube_router(build: GoBuild) -> None:
     build.build(f"{KUBE_ROUTER_MODULE}/cmd/kube-router", KUBE_ROUTER, source)
 
 
+def _make_registry(build: GoBuild) -> None:
+    """The reference OCI registry (distribution's cmd/registry), for the local cluster's images."""
+    go_mod = f"module kompi.local/registry\n\ngo 1.26.0\n\nrequire {REGISTRY_MODULE} v{versions.REGISTRY}\n"
+    source = build.wrapper_module("registry", go_mod, {}, [f"{REGISTRY_MODULE}/cmd/registry"])
+    build.build(f"{REGISTRY_MODULE}/cmd/registry", REGISTRY, source)
+
+
 COMPONENTS = (
     Component("kubelet", (KUBELET,), f"kubelet-{versions.KUBERNETES}", _make_kubelet),
     Component("coredns", (COREDNS,), f"coredns-{versions.COREDNS}-glue-{_glue('coredns')}", _make_coredns),
@@ -77,4 +86,5 @@ COMPONENTS = (
         f"kube-router-{versions.KUBE_ROUTER}-" + "-".join(KUBE_ROUTER_DEPENDENCY_FLOORS.values()),
         _make_kube_router,
     ),
+    Component("registry", (REGISTRY,), f"registry-{versions.REGISTRY}", _make_registry),
 )

@@ -162,3 +162,11 @@ def issue_kubelet(directory: Path, node_name: str, node_ip: str) -> None:
     ca.issue(directory, "kubelet-client", user, ExtendedKeyUsageOID.CLIENT_AUTH)
     alt_names: list[x509.GeneralName] = [x509.DNSName(node_name), x509.IPAddress(ipaddress.ip_address(node_ip))]
     ca.issue(directory, "kubelet-serving", _name(node_name), ExtendedKeyUsageOID.SERVER_AUTH, alt_names)
+
+
+def issue_registry(directory: Path, target: Path, node_ip: str) -> None:
+    """The node registry's serving certificate (target/serving.crt, .key) for its address, from the CA in
+    ``directory``."""
+    ca = Authority.load(directory, "ca")
+    alt_names: list[x509.GeneralName] = [x509.IPAddress(ipaddress.ip_address(node_ip))]
+    ca.issue(target, "serving", _name(f"kompi-registry {node_ip}"), ExtendedKeyUsageOID.SERVER_AUTH, alt_names)

@@ -30,7 +30,8 @@ import yaml
 
 from kompi_components.kube.conditions import is_ready
 from kompi_engine import node_images
-from kompi_engine.node_binaries import COREDNS, KUBE_ROUTER, KUBELET, PAUSE
+from kompi_engine.node_binaries import COREDNS, KUBE_ROUTER, KUBELET, PAUSE, REGISTRY
+from kompi_engine.node_registry import PORT, NodeRegistry
 from kompi_engine.pki import issue_kubelet
 from kompi_engine.processes import ProcessTable
 
@@ -45,6 +46,8 @@ STOP_ORDER: tuple[tuple[str, ...], ...] = (
     ("kubelet",),
     ("coredns",),
     ("containerd",),
+    ("registry",),
+    ("registry-proxy-host", "registry-proxy-node"),
     ("api-proxy-node", "api-proxy-pods", "api-proxy-host", "kubelet-proxy-host", "kubelet-proxy-node"),
 )
 # containerd's overlayfs snapshotter left kompi containers unable to create files in /tmp here (Open MPI
@@ -81,6 +84,7 @@ class RealNode:
         self.service_ip = service_ip
         self.addresses = NodeAddresses.for_cluster(apiserver_port)
         self.processes = ProcessTable(self.state)
+        self.registry = NodeRegistry(self.state / "registry", self.cluster_state / "pki", self.addresses.node_ip)
 
     # ------------------------------------------------------------------ helpers
     @property
@@ -130,7 +134,7 @@ class RealNode:
             )
         if os.geteuid() != 0:
             raise RealNodeError("a real node runs a kubelet and containerd: run as root")
-        for binary in (KUBELET, COREDNS, PAUSE, KUBE_ROUTER):
+        for binary in (KUBELET, COREDNS, PAUSE, KUBE_ROUTER, REGISTRY):
             if not (self.bin / binary).exists():
                 raise RealNodeError(f"missing {binary} in {self.bin}: run bin/kompi engine build")
 
@@ -154,6 +158,7 @@ class RealNode:
             self._network()
             self._proxies()
             self._containerd()
+            self._registry(log)
             self._load_images(images, log)
             self._coredns()
             self._kubelet()
@@ -229,7 +234,11 @@ class RealNode:
                 },
             },
             "cni": {"bin_dir": str(CNI_PLUGINS), "conf_dir": str(self.state / "cni" / "net.d")},
+            "registry": {"config_path": str(root / "certs.d")},
         }
+        hosts = root / "certs.d" / self.registry.address / "hosts.toml"
+        hosts.parent.mkdir(parents=True, exist_ok=True)
+        hosts.write_text(self.registry.hosts_toml())
         config = {
             "version": 2,
             "root": str(root / "root"),
@@ -243,6 +252,21 @@ class RealNode:
         (root / "config.toml").write_text(_toml(config))
         self.processes.start("containerd", ["containerd", "--config", str(root / "config.toml")], None, self.in_netns)
         self._wait("containerd", 30, self.containerd_socket.exists)
+
+    def _registry(self, log: Callable[[str], None]) -> None:
+        """The registry in the namespace, and its address on the host's loopback for `podman push`."""
+        registry = self.registry
+        registry.prepare()
+        self.processes.start(
+            "registry", [str(self.bin / REGISTRY), "serve", str(registry.config_file)], None, self.in_netns
+        )
+        socket, target = self.state / "registry.sock", f"TCP:{registry.address}"
+        node_side = ["socat", f"UNIX-LISTEN:{socket},fork,unlink-early", target]
+        self.processes.start("registry-proxy-node", node_side, None, self.in_netns)
+        host_side = f"TCP-LISTEN:{PORT},bind={self.addresses.node_ip},reuseaddr,fork"
+        self.processes.start("registry-proxy-host", ["socat", host_side, f"UNIX-CONNECT:{socket}"])
+        self._wait("registry", 30, registry.answers)
+        log(registry.usage())
 
     def _load_images(self, images: dict[str, str], log: Callable[[str], None]) -> None:
         """The pause image and ``images`` (name -> podman image id); an image already loaded with the same

@@ -30,10 +30,12 @@ PULUMI_TERRAFORM_PLUGIN_SDK = "v2.0.0-20260318212141-5525259d096b"
 # github.com/pulumi/pulumi-yaml's language host (cmd/pulumi-language-yaml), for `runtime: yaml` programs: the only
 # language host the proxy serves. Its go.mod pins pulumi pkg/sdk 3.206.0, which it is built with.
 PULUMI_YAML = "1.25.0"
+# github.com/distribution/distribution/v3 (cmd/registry), the local cluster's image registry
+REGISTRY = "3.1.2"
 
 # Binaries added after the tree above: each has its own stamp (a new version rebuilds it alone), and they are
 # left out of the cache key, so that adding one does not move the tree and rebuild every other binary.
-OWN_STAMP_ONLY = ("PULUMI_YAML",)
+OWN_STAMP_ONLY = ("PULUMI_YAML", "REGISTRY")
 
 
 def all_versions() -> dict[str, str]:
