@@ -84,6 +84,8 @@ class NodeRegistry:
             "http": {
                 "addr": self.address,
                 "tls": {"certificate": str(self.state / "serving.crt"), "key": str(self.state / "serving.key")},
+                # signs upload state between requests; one registry process, so any value of its own does
+                "secret": secrets.token_hex(16),
                 # the debug server and its default port stay off (it would listen on the host's loopback)
             },
             "auth": {"htpasswd": {"realm": "kompi-local", "path": str(self.state / "htpasswd")}},
