@@ -11,6 +11,8 @@ namespace:
 - pods get the namespace's bridge and CoreDNS on NODE_IP as their nameserver (no kube-proxy: kompi's
   workers are found through a headless Service, which DNS answers without one);
 - bridged pod traffic passes the namespace's iptables, where kube-router enforces NetworkPolicy.
+- an image registry (node_registry) listens on NODE_IP inside the namespace for containerd, and on the
+  host's loopback through another socat pair for `podman push`.
 """
 
 from __future__ import annotations
