@@ -91,10 +91,14 @@ class NodeRegistry:
             "auth": {"htpasswd": {"realm": "kompi-local", "path": str(self.state / "htpasswd")}},
         }
 
-    def hosts_toml(self) -> str:
-        """containerd's registry host configuration: this registry, trusted through the local CA."""
-        url = f"https://{self.address}"
-        return f'server = "{url}"\n\n[host."{url}"]\n  ca = "{self.cert_dir / "ca.crt"}"\n'
+    def trust(self, certs_d: Path) -> None:
+        """containerd's trust in this registry: the CA as ca.crt in CERTS_D/ADDRESS, the directory form of its
+        registry configuration (config_path), which makes this registry its only host. (A hosts.toml with
+        the CA on a [host] entry also falls back to the bare server, whose TLS lacks the CA: a tag the
+        registry does not have then ended in "x509: certificate signed by unknown authority".)"""
+        directory = certs_d / self.address
+        directory.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(self.cert_dir / "ca.crt", directory / "ca.crt")
 
     def usage(self) -> str:
         auth = self.auth_file

@@ -238,9 +238,6 @@ class RealNode:
             "cni": {"bin_dir": str(CNI_PLUGINS), "conf_dir": str(self.state / "cni" / "net.d")},
             "registry": {"config_path": str(root / "certs.d")},
         }
-        hosts = root / "certs.d" / self.registry.address / "hosts.toml"
-        hosts.parent.mkdir(parents=True, exist_ok=True)
-        hosts.write_text(self.registry.hosts_toml())
         config = {
             "version": 2,
             "root": str(root / "root"),
@@ -259,6 +256,7 @@ class RealNode:
         """The registry in the namespace, and its address on the host's loopback for `podman push`."""
         registry = self.registry
         registry.prepare()
+        registry.trust(self.state / "containerd" / "certs.d")  # read at each pull: containerd may run already
         self.processes.start(
             "registry", [str(self.bin / REGISTRY), "serve", str(registry.config_file)], None, self.in_netns
         )

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import base64
 import json
-import tomllib
 from pathlib import Path
 
 import bcrypt
@@ -58,7 +57,8 @@ def test_the_registry_serves_tls_for_its_address_and_asks_for_the_password(tmp_p
 
 def test_containerd_trusts_the_registry_through_the_local_ca(tmp_path: Path) -> None:
     registry = _registry(tmp_path)
-    hosts = tomllib.loads(registry.hosts_toml())
-    url = f"https://{registry.address}"
-    assert hosts == {"server": url, "host": {url: {"ca": str(registry.cert_dir / "ca.crt")}}}
-    assert (registry.cert_dir / "ca.crt").read_bytes() == (tmp_path / "pki" / "ca.crt").read_bytes()
+    registry.trust(tmp_path / "certs.d")
+    assert [path.name for path in (tmp_path / "certs.d" / registry.address).iterdir()] == ["ca.crt"]
+    ca = (tmp_path / "pki" / "ca.crt").read_bytes()
+    assert (tmp_path / "certs.d" / registry.address / "ca.crt").read_bytes() == ca
+    assert (registry.cert_dir / "ca.crt").read_bytes() == ca

@@ -129,10 +129,11 @@ def test_an_image_the_node_cannot_pull_fails_up_in_about_a_minute_naming_it(
     pulls_namespace: str, node_project, node_kubectl: Kubectl, registry: NodeRegistry, pushed: str, case: str
 ) -> None:
     repository, tag = pushed.rsplit(":", 1)
-    image = {
-        "wrong password": pushed,
-        "no such tag": f"{repository}:no-such-tag",
-        "no such registry": f"localhost/kompi:{tag}-not-loaded",  # what a cluster without the image has
+    image, kubelet_says = {
+        "wrong password": (pushed, "401 Unauthorized"),
+        "no such tag": (f"{repository}:no-such-tag", "not found"),
+        # what a cluster without kompi's image has
+        "no such registry": (f"localhost/kompi:{tag}-not-loaded", "connection refused"),
     }[case]
     pull_secret(node_kubectl, registry.auth_file, password="wrong" if case == "wrong password" else None)
     # Always: the node asks the registry even where an earlier test left the image in its store
@@ -148,3 +149,4 @@ def test_an_image_the_node_cannot_pull_fails_up_in_about_a_minute_naming_it(
     assert f"the node cannot pull {image}" in result.stderr
     assert "kompi:imagePullSecrets" in result.stderr  # the fix
     assert "ErrImagePull" in result.stderr or "ImagePullBackOff" in result.stderr
+    assert kubelet_says in result.stderr, result.stderr[-2000:]  # the reason, as docs/troubleshooting quotes it
