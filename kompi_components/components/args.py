@@ -91,7 +91,7 @@ class GangSettingsArgs(TypedDict, total=False):
 
 
 class AppCodeArgs(TypedDict, total=False):
-    "One git repository synced into every pod by git-sync before the MPI container starts."
+    "One git repository fetched into every pod (by kompi:appCodeFetcher) before the MPI container starts."
 
     name: str
     "name of the code volume (required)"
@@ -288,10 +288,16 @@ class ClusterArgs(TypedDict, total=False):
     "gang scheduling settings"
 
     app_code: list[AppCodeArgs]
-    "git repositories synced into every pod (default: [])"
+    "git repositories fetched into every pod (default: [])"
+
+    app_code_fetcher: str
+    (
+        "what fetches appCode: kompi (kompi-fetch-code from kompi's image) or git-sync (kompi:gitSyncImage) (default: "
+        '"kompi")'
+    )
 
     git_sync_image: str
-    'git-sync image (default: "registry.k8s.io/git-sync/git-sync:v4.4.2")'
+    'git-sync image (with kompi:appCodeFetcher git-sync) (default: "registry.k8s.io/git-sync/git-sync:v4.4.2")'
 
     shared_claims: list[SharedClaimArgs]
     "existing claims mounted on master and all workers (default: [])"

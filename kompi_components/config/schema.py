@@ -152,7 +152,7 @@ class GangSettings(Model):
 
 
 class AppCode(Model):
-    """One git repository synced into every pod by git-sync before the MPI container starts."""
+    """One git repository fetched into every pod (by kompi:appCodeFetcher) before the MPI container starts."""
 
     name: Annotated[str, _dns_label(APP_NAME_MAX, ": kompi names its volume kompi-code-<name>")] = Field(
         description="name of the code volume"
@@ -331,9 +331,15 @@ class KompiConfig(Model):
         default_factory=NetworkPolicySettings, description="NetworkPolicy settings"
     )
     gang_scheduling: GangSettings = Field(default_factory=GangSettings, description="gang scheduling settings")
-    app_code: list[AppCode] = Field(default_factory=list, description="git repositories synced into every pod")
+    app_code: list[AppCode] = Field(default_factory=list, description="git repositories fetched into every pod")
+    app_code_fetcher: Literal["kompi", "git-sync"] = Field(
+        default="kompi",
+        description="what fetches appCode: kompi (kompi-fetch-code from kompi's image) or git-sync (kompi:gitSyncImage)",
+    )
     git_sync_image: ImageReference = Field(
-        default="registry.k8s.io/git-sync/git-sync:v4.4.2", min_length=1, description="git-sync image"
+        default="registry.k8s.io/git-sync/git-sync:v4.4.2",
+        min_length=1,
+        description="git-sync image (with kompi:appCodeFetcher git-sync)",
     )
     shared_claims: list[SharedClaim] = Field(
         default_factory=list, description="existing claims mounted on master and all workers"
@@ -356,6 +362,11 @@ class KompiConfig(Model):
         le=86400,
         description="how long `up` waits for master and workers to be Ready after a change (large images pull slowly)",
     )
+
+    @property
+    def image_reference(self) -> str:
+        """The MPI image, REPOSITORY:TAG, that master, workers and kompi's own init containers run."""
+        return f"{self.image}:{self.image_tag}"
 
     @property
     def slots(self) -> int:

@@ -58,8 +58,19 @@ def in_container(pod: Mapping[str, Any], namespace: str) -> Stuck | None:
             return Stuck(reason, f"{told} (kubectl -n {namespace} describe pod {_name(pod)} shows what is missing)")
         if reason in CRASH_REASONS:
             logs = f"kubectl -n {namespace} logs {_name(pod)} -c {name} --previous"
-            return Stuck(reason, f"{told} (it keeps exiting: {logs} shows why)")
+            said = _last_words(container)
+            return Stuck(reason, f"{told} (it keeps exiting{said}: {logs} shows why)")
     return None
+
+
+def _last_words(container: Mapping[str, Any]) -> str:
+    """", last exit N: <the last line of its termination message>" ("" when it left none): what a fetcher of
+    app code or an entrypoint said when it gave up."""
+    terminated = container.get("lastState", {}).get("terminated", {})
+    lines = [line.strip() for line in str(terminated.get("message", "")).splitlines() if line.strip()]
+    if "exitCode" not in terminated:
+        return ""
+    return f", last exit {terminated['exitCode']}" + (f": {lines[-1]}" if lines else "")
 
 
 def unschedulable(pod: Mapping[str, Any]) -> str | None:

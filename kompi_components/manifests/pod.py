@@ -8,7 +8,7 @@ from typing import Any, Literal
 from kompi_components import contract, naming
 from kompi_components.config.checks import GPU_RESOURCE
 from kompi_components.config.schema import KompiConfig, PodSettings
-from kompi_components.manifests import data, git_sync
+from kompi_components.manifests import app_code, data
 from kompi_components.manifests.mpi_env import mpi_env
 from kompi_components.manifests.security import container_security_context, pod_security_context
 from kompi_components.naming import Names
@@ -32,10 +32,6 @@ def master_resources(config: KompiConfig) -> dict[str, Any]:
         # A compute master runs ranks like a worker (one per GPU): it gets a worker's GPUs.
         resources.setdefault("limits", {})[GPU_RESOURCE] = config.gpus_per_worker
     return resources
-
-
-def image(config: KompiConfig) -> str:
-    return f"{config.image}:{config.image_tag}"
 
 
 def _env(config: KompiConfig, names: Names, role: Role) -> list[dict[str, str]]:
@@ -62,7 +58,7 @@ def _kompi_volumes(config: KompiConfig, names: Names, role: Role) -> list[dict[s
     if config.shm_size:
         volumes.append({"name": naming.VOLUME_SHM, "emptyDir": {"medium": "Memory", "sizeLimit": config.shm_size}})
     for app in config.app_code:
-        volumes += git_sync.volumes(app)
+        volumes += app_code.volumes(app)
     for index, claim in enumerate(config.shared_claims):
         volumes.append(
             {
@@ -79,7 +75,7 @@ def _kompi_mounts(config: KompiConfig, role: Role) -> list[dict[str, Any]]:
         mounts.append({"name": naming.VOLUME_GENERATED, "mountPath": contract.GENERATED_DIR})
     if config.shm_size:
         mounts.append({"name": naming.VOLUME_SHM, "mountPath": contract.SHM_DIR})
-    mounts += [git_sync.code_mount(app) for app in config.app_code]
+    mounts += [app_code.code_mount(app) for app in config.app_code]
     for index, claim in enumerate(config.shared_claims):
         mounts.append(
             {"name": naming.shared_claim_volume(index), "mountPath": claim.mount_path, "readOnly": claim.read_only}
@@ -110,7 +106,7 @@ def mpi_container(
 ) -> dict[str, Any]:
     return {
         "name": MPI_CONTAINER,
-        "image": image(config),
+        "image": config.image_reference,
         "imagePullPolicy": config.image_pull_policy,
         "command": [ENTRYPOINTS[role]],
         "env": _env(config, names, role),
@@ -132,7 +128,7 @@ def pod_template(
         "automountServiceAccountToken": False,
         "enableServiceLinks": False,
         "securityContext": pod_security_context(config),
-        "initContainers": [git_sync.init_container(config, app) for app in config.app_code],
+        "initContainers": [app_code.init_container(config, app) for app in config.app_code],
         "containers": [mpi_container(config, names, role, settings, resources)],
         "volumes": _kompi_volumes(config, names, role) + list(settings.volumes),
         "nodeSelector": dict(settings.node_selector),

@@ -13,9 +13,8 @@ import json
 from typing import Any
 
 from kompi_components.config.schema import DataPreparation, KompiConfig
-from kompi_components.manifests import data, git_sync
+from kompi_components.manifests import app_code, data
 from kompi_components.manifests.meta import Manifest, manifest, metadata
-from kompi_components.manifests.pod import image
 from kompi_components.manifests.security import container_security_context, pod_security_context
 from kompi_components.naming import Names
 
@@ -28,18 +27,18 @@ AWAIT_MARGIN_SECONDS = 60
 
 
 def _mounts(config: KompiConfig) -> list[dict[str, Any]]:
-    return [git_sync.code_mount(app) for app in config.app_code] + data.pod_mounts(config, writable=True)
+    return [app_code.code_mount(app) for app in config.app_code] + data.pod_mounts(config, writable=True)
 
 
 def _volumes(config: KompiConfig, names: Names) -> list[dict[str, Any]]:
-    code = [volume for app in config.app_code for volume in git_sync.volumes(app)]
+    code = [volume for app in config.app_code for volume in app_code.volumes(app)]
     return code + data.pod_volumes(config, names, writable=True)
 
 
 def _container(config: KompiConfig, preparation: DataPreparation) -> dict[str, Any]:
     container: dict[str, Any] = {
         "name": CONTAINER,
-        "image": preparation.image or image(config),
+        "image": preparation.image or config.image_reference,
         "imagePullPolicy": config.image_pull_policy,
         "command": list(preparation.command),
         "env": [dict(entry) for entry in preparation.env],
@@ -66,7 +65,7 @@ def _job_spec(config: KompiConfig, names: Names, preparation: DataPreparation) -
         "enableServiceLinks": False,
         "securityContext": pod_security_context(config),
         # The same app code as the MPI pods, so that the preparation script can live in the repository.
-        "initContainers": [git_sync.init_container(config, app) for app in config.app_code],
+        "initContainers": [app_code.init_container(config, app) for app in config.app_code],
         "containers": [_container(config, preparation)],
         "volumes": _volumes(config, names),
         "imagePullSecrets": [{"name": secret} for secret in config.image_pull_secrets],

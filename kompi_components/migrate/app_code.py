@@ -1,4 +1,4 @@
-"""appCodesToSync[]: git repositories synced into every pod by git-sync."""
+"""appCodesToSync[]: git repositories fetched into every pod (kompi:appCode)."""
 
 from __future__ import annotations
 

@@ -81,18 +81,20 @@ def _kubectl_image(values: dict[str, Any], result: Translation) -> None:
 
 
 def _git_sync_image(values: dict[str, Any], result: Translation) -> None:
+    """kompi fetches app code with kompi-fetch-code from its own image; a git-sync v4 image that a values file
+    names (kube-openmpi drove v2 through environment variables, which kompi cannot) keeps git-sync."""
     if values.get("gitSyncImage") is None:
         return
     repository = get(values, "gitSyncImage.repository")
     tag = get(values, "gitSyncImage.tag")
-    default = KompiConfig.model_fields["git_sync_image"].default
     if repository is None or tag is None or not _GIT_SYNC_V4_OR_LATER.match(text(tag, "gitSyncImage.tag")):
         result.warn(
             "gitSyncImage",
-            f"not imported: kube-openmpi drove git-sync v2 through environment variables ({repository}:{tag}); "
-            f"kompi passes git-sync v4 flags and uses {default} (kompi:gitSyncImage)",
+            f"not imported: kompi fetches appCode with kompi-fetch-code from its own image, not git-sync v2 "
+            f"({repository}:{tag}); kompi:appCodeFetcher git-sync and kompi:gitSyncImage take a git-sync v4",
         )
         return
+    result.set("appCodeFetcher", "git-sync", "gitSyncImage")
     result.set("gitSyncImage", f"{text(repository, 'gitSyncImage.repository')}:{tag}", "gitSyncImage")
     if get(values, "gitSyncImage.pullPolicy") is not None:
         result.warn("gitSyncImage.pullPolicy", "not imported: kompi's git-sync uses kompi:imagePullPolicy")

@@ -123,7 +123,7 @@ def test_job_meets_the_restricted_profile(rule: str) -> None:
 
 def test_job_gets_the_app_code_so_the_script_can_live_in_the_repository() -> None:
     pod = _job(EVERY_FEATURE_WITH_DATA)["spec"]["template"]["spec"]
-    assert [c["name"] for c in pod["initContainers"]] == ["git-sync-app", "git-sync-private"]
+    assert [c["name"] for c in pod["initContainers"]] == ["fetch-app", "fetch-private"]
     assert {"/repo", "/private"} <= {m["mountPath"] for m in pod["containers"][0]["volumeMounts"]}
     assert pod["imagePullSecrets"] == [{"name": "regcred"}]
 

@@ -112,16 +112,18 @@ def test_private_git_fetches_over_ssh_with_the_deploy_key_and_checks_host_keys(k
     for statefulset in workers_and_master(objects, "train"):
         spec = pod_spec(statefulset)
         (init,) = spec["initContainers"]
-        assert init["image"].startswith("registry.k8s.io/git-sync/git-sync:v4")
+        # kompi's own fetcher, from the MPI image: no git-sync image to mirror
+        assert init["image"] == statefulset["spec"]["template"]["spec"]["containers"][0]["image"]
+        assert init["command"][0] == "kompi-fetch-code"
         for arg in (
             "--repo=git@github.example.com:research/trainer.git",
             "--ref=release-1",
-            "--ssh-key-file=/etc/git-secret/ssh",
-            "--ssh-known-hosts=true",
-            "--ssh-known-hosts-file=/etc/git-secret/known_hosts",
-            "--period=120s",
+            "--ssh-key=/etc/git-secret/ssh",
+            "--known-hosts=/etc/git-secret/known_hosts",
+            "--retry-wait=120",
         ):
-            assert arg in init["args"]
+            assert arg in init["command"]
+        assert "--insecure-skip-host-key-check" not in init["command"]
         secret_volumes = [v for v in spec["volumes"] if v.get("secret", {}).get("secretName") == "git-deploy-key"]
         assert len(secret_volumes) == 1
         assert {"name": secret_volumes[0]["name"], "mountPath": "/etc/git-secret", "readOnly": True} in init[
@@ -157,13 +159,13 @@ def test_chainermn_gpu_workers_get_the_gpu_limit_and_the_examples(kompi: Kompi, 
     assert env[contract.ENV_SLOTS_PER_WORKER] == "1"
     for statefulset in (workers, master):
         mount = next(m for m in mpi_container(statefulset)["volumeMounts"] if m["mountPath"] == "/chainermn-examples")
-        # kube-openmpi's subPath chainermn/examples named <name>/<dir>; kompi's checkout link is "current".
+        # kube-openmpi's subPath chainermn/examples named <name>/<dir>; kompi's checkout is "current".
         assert mount["subPath"] == "current/examples"
         assert mount["readOnly"] is True
         (init,) = pod_spec(statefulset)["initContainers"]
-        assert "--repo=https://github.com/chainer/chainermn.git" in init["args"]
-        assert "--ref=master" in init["args"]
-        assert not any(arg.startswith("--ssh") for arg in init["args"])
+        assert "--repo=https://github.com/chainer/chainermn.git" in init["command"]
+        assert "--ref=master" in init["command"]
+        assert not any(arg.startswith(("--ssh", "--known-hosts")) for arg in init["command"])
 
 
 def test_one_shot_runs_the_command_in_a_job_with_kompis_hostfile(kompi: Kompi, project: Path) -> None:
