@@ -17,6 +17,7 @@ from kompi_engine import paths
 
 if TYPE_CHECKING:
     from kompi_components.config import KompiConfig
+    from kompi_engine.first_node import NodeChoice
     from kompi_engine.kubectl import Kubectl
     from kompi_engine.local_cluster import LocalCluster, Ports
 
@@ -116,8 +117,9 @@ def _use_engine_binaries() -> None:
     os.environ.setdefault("KOMPI_PYTHON", sys.executable)
 
 
-def _ensure_local_cluster() -> None:
+def _ensure_local_cluster(config: KompiConfig, node: NodeChoice) -> None:
     from kompi_engine.build import build_engine, is_built
+    from kompi_engine.first_node import choose
     from kompi_engine.local_cluster import LocalCluster
 
     if not is_built():
@@ -125,7 +127,10 @@ def _ensure_local_cluster() -> None:
         build_engine()
     cluster = LocalCluster(ports=_local_ports())
     if not cluster.processes.running():
-        _say(f"starting a local cluster in {cluster.state}")
+        real, images = choose(node, cluster.node, config, _say)
+        cluster = LocalCluster(ports=_local_ports(), real_node=real, node_images=images)
+        nodes = "one real node" if real else "kwok's nodes"
+        _say(f"starting a local cluster in {cluster.state} ({nodes})")
         cluster.up(_say)
     os.environ["KUBECONFIG"] = str(cluster.kubeconfig)
     _say(f"KUBECONFIG={cluster.kubeconfig}")
@@ -161,9 +166,11 @@ def _operation(args: argparse.Namespace) -> int:
         provider_settings,
         run_operation,
     )
+    from kompi_engine.first_node import NoRealNode
     from kompi_engine.job_readiness import JobReadinessError
     from kompi_engine.kubectl import provider_kubectl
     from kompi_engine.local_cluster import LocalClusterError
+    from kompi_engine.real_node import RealNodeError
 
     workspace = Workspace(Path(args.dir).resolve(), args.stack)
     api = None
@@ -176,7 +183,7 @@ def _operation(args: argparse.Namespace) -> int:
         return EXIT_BAD_INPUT
     try:
         if args.local:
-            _ensure_local_cluster()
+            _ensure_local_cluster(config, args.node)
         _use_engine_binaries()
         if shutil.which("pulumi") is None:
             print("error: no pulumi CLI: run bin/kompi engine build (or install the Pulumi CLI)", file=sys.stderr)
@@ -209,7 +216,7 @@ def _operation(args: argparse.Namespace) -> int:
         else:
             print(f"error: pulumi {args.operation} failed (details above): {_last_error_line(error)}", file=sys.stderr)
         return EXIT_FAILED
-    except (LocalClusterError, JobReadinessError) as error:
+    except (LocalClusterError, JobReadinessError, RealNodeError, NoRealNode) as error:
         print(f"error: {error}", file=sys.stderr)
         return EXIT_FAILED
     # last line, for scripts: the outputs after `up`, the {operation: count} summary after the others
@@ -304,6 +311,13 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
         parser.add_argument("--yes", action="store_true", help="do not ask for confirmation")
         parser.add_argument(
             "--local", action="store_true", help="build the engine and start the local cluster if needed, use it"
+        )
+        parser.add_argument(
+            "--node",
+            choices=("auto", "kwok", "real"),
+            default="auto",
+            help="with --local, the nodes of a cluster it starts: auto (default) a real node where this machine "
+            "can run one (root, containerd; kompi's image built if missing), else kwok",
         )
         parser.set_defaults(run=_operation, operation=operation)
 

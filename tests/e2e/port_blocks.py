@@ -28,6 +28,7 @@ class PortBlock(enum.IntEnum):
     SIGNALS = 7000  # tests/e2e/test_signals.py: the cluster `kompi up --local` starts itself
     RESTARTS = 9000  # tests/e2e/test_local_restart.py
     LOST_NODES = 10000  # tests/e2e/test_lost_node.py
+    FIRST_RUN = 11000  # tests/e2e/node/test_first_run.py: the real node `kompi up --local` starts itself
 
     @property
     def ports(self) -> Ports:

@@ -58,7 +58,7 @@ def start_at_a_terminal(project: Project) -> tuple[subprocess.Popen[str], int]:
         fcntl.ioctl(0, termios.TIOCSCTTY, 0)
 
     running = subprocess.Popen(
-        project.command("up", "--local"),
+        project.command("up", "--local", "--node", "kwok"),
         cwd=REPO,
         env=project.env,
         stdin=terminal,
@@ -79,7 +79,9 @@ def test_a_signal_cancels_up_local_and_the_cluster_it_started_keeps_running(
     cluster, project = local
     kubectl = Kubectl(cluster.bin / "kubectl", cluster.kubeconfig)
     at_a_terminal = how == "Ctrl-C at the terminal"
-    running, controller = start_at_a_terminal(project) if at_a_terminal else (project.start("up", "--local"), None)
+    running, controller = (
+        start_at_a_terminal(project) if at_a_terminal else (project.start("up", "--local", "--node", "kwok"), None)
+    )
 
     def waiting_for_the_master() -> bool:
         assert running.poll() is None, f"kompi up exited {running.returncode}:\n{running.communicate()[1]}"
@@ -109,7 +111,7 @@ def test_a_signal_cancels_up_local_and_the_cluster_it_started_keeps_running(
     wait_until("the provider plugins to exit", lambda: not provider_plugins(project.directory), 30)
 
     project.set(masterPod={})
-    finished = project.kompi("up", "--local", timeout=240)
+    finished = project.kompi("up", "--local", "--node", "kwok", timeout=240)
     assert project.last_json(finished)["masterPod"] == MASTER
     assert (
         "this local cluster's nodes are kwok's: pods become Ready but run no container, so firstJob" in finished.stderr

@@ -95,7 +95,10 @@ def test_every_key_maps_to_the_documented_kompi_keys() -> None:
     assert (config["image"], config["imageTag"], config["imagePullPolicy"]) == ("r.example.com/app", "1", "Always")
     assert config["imagePullSecrets"] == ["rc"]
     # a git-sync v4 named in the values keeps git-sync as the fetcher
-    assert (config["appCodeFetcher"], config["gitSyncImage"]) == ("git-sync", "registry.k8s.io/git-sync/git-sync:v4.2.1")
+    assert (config["appCodeFetcher"], config["gitSyncImage"]) == (
+        "git-sync",
+        "registry.k8s.io/git-sync/git-sync:v4.2.1",
+    )
     assert config["networkPolicy"] == {"enabled": True}
     assert config["gangScheduling"] == {"enabled": True, "mode": "pdb", "schedulerName": "kube-batchd"}
     assert (config["runAsUser"], config["runAsGroup"]) == (1000, 1000)

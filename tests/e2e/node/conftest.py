@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from kompi_engine.local_cluster import LocalCluster
-from tests.e2e.live import Kubectl
+from tests.e2e.live import Kubectl, wait_until
 from tests.e2e.port_blocks import PortBlock
 from tests.e2e.project import Project
 from tests.images.conftest import container_tools, images  # noqa: F401  (fixtures: build kompi's images)
@@ -58,3 +58,22 @@ def node_project(real_cluster: LocalCluster, tmp_path: Path) -> Iterator[Callabl
     yield make
     for project in made:
         project.kompi("destroy", check=False)
+
+
+@pytest.fixture
+def stack_namespace(node_kubectl: Kubectl) -> Iterator[Callable[[str], str]]:
+    """Namespaces made before the stack (kompi:createNamespace false), for Secrets its pods need from the start;
+    deleted afterwards. (Ask for it before node_project, so that it goes after the stack is destroyed.)"""
+    made: list[str] = []
+
+    def make(name: str) -> str:
+        node_kubectl.run("create", "namespace", name)
+        made.append(name)
+        return name
+
+    yield make
+    for name in made:
+        node_kubectl.run("delete", "namespace", name, "--wait=false", check=False)
+    for name in made:
+        gone = lambda name=name: node_kubectl.run("get", "namespace", name, check=False).returncode != 0  # noqa: E731
+        wait_until(f"namespace {name} gone", gone, 120)

@@ -71,17 +71,9 @@ def pull_secret(node_kubectl: Kubectl, auth_file: Path, name: str = SECRET, pass
 
 
 @pytest.fixture
-def pulls_namespace(node_kubectl: Kubectl):
-    """The stack's namespace, made beforehand: the pull Secret must be there before the pods. (Tests ask for
-    it before node_project, so that it is deleted after the stack is destroyed.)"""
-    node_kubectl.run("create", "namespace", NAMESPACE)
-    yield NAMESPACE
-    node_kubectl.run("delete", "namespace", NAMESPACE, "--wait=false", check=False)
-    wait_until(
-        f"namespace {NAMESPACE} gone",
-        lambda: node_kubectl.run("get", "namespace", NAMESPACE, check=False).returncode != 0,
-        120,
-    )
+def pulls_namespace(stack_namespace) -> str:
+    """The stack's namespace, made beforehand: the pull Secret must be there before the pods."""
+    return stack_namespace(NAMESPACE)
 
 
 def registry_stack(node_project, name: str, **settings: object) -> Project:
