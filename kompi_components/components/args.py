@@ -291,10 +291,7 @@ class ClusterArgs(TypedDict, total=False):
     "git repositories fetched into every pod (default: [])"
 
     app_code_fetcher: str
-    (
-        "what fetches appCode: kompi (kompi-fetch-code from kompi's image) or git-sync (kompi:gitSyncImage) (default: "
-        '"kompi")'
-    )
+    'what fetches appCode: kompi (kompi-fetch-code, from kompi\'s image) or git-sync (gitSyncImage) (default: "kompi")'
 
     git_sync_image: str
     'git-sync image (with kompi:appCodeFetcher git-sync) (default: "registry.k8s.io/git-sync/git-sync:v4.4.2")'

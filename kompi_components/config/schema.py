@@ -334,7 +334,7 @@ class KompiConfig(Model):
     app_code: list[AppCode] = Field(default_factory=list, description="git repositories fetched into every pod")
     app_code_fetcher: Literal["kompi", "git-sync"] = Field(
         default="kompi",
-        description="what fetches appCode: kompi (kompi-fetch-code from kompi's image) or git-sync (kompi:gitSyncImage)",
+        description="what fetches appCode: kompi (kompi-fetch-code, from kompi's image) or git-sync (gitSyncImage)",
     )
     git_sync_image: ImageReference = Field(
         default="registry.k8s.io/git-sync/git-sync:v4.4.2",

@@ -64,7 +64,7 @@ def in_container(pod: Mapping[str, Any], namespace: str) -> Stuck | None:
 
 
 def _last_words(container: Mapping[str, Any]) -> str:
-    """", last exit N: <the last line of its termination message>" ("" when it left none): what a fetcher of
+    """ ", last exit N: <the last line of its termination message>" ("" when it left none): what a fetcher of
     app code or an entrypoint said when it gave up."""
     terminated = container.get("lastState", {}).get("terminated", {})
     lines = [line.strip() for line in str(terminated.get("message", "")).splitlines() if line.strip()]

@@ -42,7 +42,8 @@ def _fetch_args(app: AppCode) -> list[str]:
 
 def _fetcher(config: KompiConfig, app: AppCode) -> dict[str, Any]:
     if config.app_code_fetcher == "git-sync":
-        git_sync_args = git_sync.args(app, CODE_ROOT, CHECKOUT, f"{SECRET_DIR}/{SSH_KEY}", f"{SECRET_DIR}/{KNOWN_HOSTS}")
+        secret = (f"{SECRET_DIR}/{SSH_KEY}", f"{SECRET_DIR}/{KNOWN_HOSTS}")
+        git_sync_args = git_sync.args(app, CODE_ROOT, CHECKOUT, *secret)
         return {"name": f"git-sync-{app.name}", "image": config.git_sync_image, "args": git_sync_args}
     return {
         "name": f"fetch-{app.name}",
