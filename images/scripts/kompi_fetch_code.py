@@ -88,6 +88,7 @@ class Fetcher:
         self.root = Path(args.root)
         self.target = self.root / args.checkout
         self.work = self.root / WORK
+        self.sub_path: str | None = args.sub_path
         self.env = self._environment(args)
 
     def _environment(self, args: argparse.Namespace) -> dict[str, str]:
@@ -130,6 +131,9 @@ class Fetcher:
         self.git("init", "--quiet", str(tree))
         self.git("fetch", "--quiet", "--depth", "1", "--no-tags", self.repo, self.ref, cwd=tree)
         self.git("-c", "advice.detachedHead=false", "checkout", "--quiet", "--detach", "FETCH_HEAD", cwd=tree)
+        if self.sub_path and not (tree / self.sub_path).is_dir():
+            # the kubelet would mount an empty directory in its place
+            raise Failure(f"the checkout has no directory {self.sub_path} (kompi:appCode[].subPath)", permanent=True)
         return self.git("rev-parse", "HEAD", cwd=tree).strip()
 
     def publish(self) -> None:
@@ -144,6 +148,7 @@ def parse(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--ref", default="HEAD", help="branch, tag or full commit id (default: HEAD)")
     parser.add_argument("--root", required=True, help="the volume to check out into")
     parser.add_argument("--checkout", default="current", help="the checkout's directory under --root")
+    parser.add_argument("--sub-path", help="a directory the checkout must have (the one the pod mounts)")
     parser.add_argument("--ssh-key", help="deploy key file (its mode does not matter: a private copy is used)")
     parser.add_argument("--known-hosts", help="known_hosts file with the git host's key")
     parser.add_argument("--insecure-skip-host-key-check", action="store_true")

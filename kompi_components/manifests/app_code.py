@@ -33,6 +33,8 @@ def _fetch_args(app: AppCode) -> list[str]:
         f"--retries={app.retries}",
         f"--retry-wait={app.retry_wait_seconds}",
     ]
+    if app.sub_path:
+        args.append(f"--sub-path={app.sub_path}")
     if app.ssh_key_secret:
         args += [f"--ssh-key={SECRET_DIR}/{SSH_KEY}", f"--known-hosts={SECRET_DIR}/{KNOWN_HOSTS}"]
     if app.insecure_skip_host_key_check:

@@ -60,14 +60,14 @@ def checked_out(root: Path) -> dict[str, str]:
     }
 
 
-@pytest.mark.parametrize("ref", ["main", "v1", "commit"])
+@pytest.mark.parametrize("ref", ["main", "v1", "commit", "HEAD"])
 def test_a_branch_a_tag_or_a_commit_is_checked_out_whole_over_git(server: GitServer, tmp_path: Path, ref: str) -> None:
     first = server.add_repository("moving", {"version.txt": "1\n"})
     server.commit("moving", {"version.txt": "2\n"})
-    wanted = {"main": ("main", "2\n"), "v1": ("v1", None), "commit": (first, "1\n")}[ref]
+    wanted = {"main": ("main", "2\n"), "v1": ("v1", None), "commit": (first, "1\n"), "HEAD": ("HEAD", "2\n")}[ref]
 
     repository = "app" if ref == "v1" else "moving"
-    result = fetch(tmp_path, f"--repo={server.git_url(repository)}", f"--ref={wanted[0]}")
+    result = fetch(tmp_path, f"--repo={server.git_url(repository)}", f"--ref={wanted[0]}", "--sub-path=.")
 
     assert result.returncode == 0, result.stderr
     files = checked_out(tmp_path)
@@ -86,7 +86,9 @@ def test_a_private_repository_over_ssh_with_the_deploy_key_and_the_pinned_host_k
     assert checked_out(root) == FILES
 
 
-@pytest.mark.parametrize("case", ["no such ref", "wrong host key", "wrong deploy key", "no such repository"])
+@pytest.mark.parametrize(
+    "case", ["no such ref", "wrong host key", "wrong deploy key", "no such repository", "no such subPath"]
+)
 def test_what_no_retry_can_mend_fails_at_once_naming_the_repository_and_the_reason(
     server: GitServer, tmp_path: Path, case: str
 ) -> None:
@@ -106,6 +108,9 @@ def test_what_no_retry_can_mend_fails_at_once_naming_the_repository_and_the_reas
         (secret / "ssh").chmod(0o600)
         (secret / "ssh").write_bytes((tmp_path / "stranger").read_bytes())
         reason = "the git server refused the deploy key"
+    elif case == "no such subPath":
+        options, url = ["--sub-path=docs"], server.git_url("app")
+        reason = "the checkout has no directory docs (kompi:appCode[].subPath)"
     else:
         options, url = [], server.git_url("no-such-app")
         reason = "no such repository"
