@@ -49,6 +49,8 @@ PERMANENT = (
         "no such repository, or it needs credentials",
     ),
 )
+# what git adds after any failure over ssh
+GENERIC = re.compile(r"Could not read from remote repository|correct access rights|and the repository exists")
 # user[:password]@ after a URL's scheme; over http(s) a user alone may be a token
 _USERINFO = re.compile(r"(?P<scheme>\b[a-z][a-z0-9+.-]*://)(?P<user>[^/@\s:]*)(?P<password>:[^/@\s]*)?@")
 
@@ -76,9 +78,10 @@ def classify(stderr: str) -> Failure:
     for pattern, reason in PERMANENT:
         if pattern.search(stderr):
             return Failure(reason, permanent=True)
-    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
-    last = next((line for line in reversed(lines) if line.startswith(("fatal:", "error:"))), lines[-1] if lines else "")
-    return Failure(redacted(last.removeprefix("fatal: ").removeprefix("error: ")) or "git failed", permanent=False)
+    # the last line that says something: ssh's or the socket's own words come before git's generic ones
+    lines = [line.strip() for line in stderr.splitlines() if line.strip() and not GENERIC.search(line)]
+    last = lines[-1].removeprefix("fatal: ").removeprefix("error: ") if lines else "git failed"
+    return Failure(redacted(last), permanent=False)
 
 
 class Fetcher:

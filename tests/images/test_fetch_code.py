@@ -166,6 +166,7 @@ def test_a_server_that_never_answers_fails_after_the_retries_without_leaking_cre
     assert refused.returncode == 1
     assert refused.stderr.count("failed (") == 2
     assert f"cannot fetch {url} at HEAD after 3 tries:" in refused.stderr
+    assert refused.stderr.strip().splitlines()[-1].endswith("Connection refused")  # the socket's words, not git's
     assert token.returncode == 1
     assert "s3cr3t-token" not in token.stderr
     assert f"cannot fetch https://127.0.0.1:{GIT_PORT + 2}/app.git at HEAD" in token.stderr
