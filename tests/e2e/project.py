@@ -7,6 +7,9 @@ import os
 import shutil
 import subprocess
 import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -14,7 +17,9 @@ from typing import Any
 import yaml
 
 from kompi_components.render import render_stack
+from kompi_engine.local_cluster import LocalCluster, Ports
 from tests.e2e.live import Kubectl, live_differences, run_command
+from tests.e2e.port_blocks import PortBlock
 from tests.stacks import REPO
 
 ONE_SHOT = {"enabled": True, "command": ["mpiexec", "-n", "2", "hostname"], "timeoutSeconds": 60}
@@ -87,6 +92,16 @@ class Project:
     def rendered(self) -> list[dict[str, Any]]:
         return render_stack(self.directory, self.stack)
 
+    def up_that_fails(self, within_seconds: float) -> str:
+        """`up`, which must fail within ``within_seconds`` saying that pods cannot start; its stderr."""
+        started = time.monotonic()
+        result = self.kompi("up", check=False)
+        took = time.monotonic() - started
+        assert result.returncode != 0, result.stdout[-2000:]
+        assert took < within_seconds, f"up took {took:.0f} s"
+        assert "pods cannot start" in result.stderr, result.stderr[-3000:]
+        return result.stderr
+
     @staticmethod
     def last_json(result: subprocess.CompletedProcess[str]) -> dict[str, Any]:
         """bin/kompi's last line: the stack outputs after `up`, the change counts after the others."""
@@ -96,3 +111,20 @@ class Project:
 def assert_live_equals_render(kubectl: Kubectl, project: Project) -> None:
     problems = live_differences(kubectl, project.rendered())
     assert not problems, "\n".join(problems)
+
+
+@contextmanager
+def started_by_up_local(engine_bin: Path, directory: Path, block: PortBlock) -> Iterator[tuple[LocalCluster, Project]]:
+    """A dev stack whose `up --local` starts a cluster of its own (a state directory under ``directory``, the
+    block's ports), and that cluster; the stack is destroyed and the cluster stopped afterwards."""
+    state_home = directory / "state"
+    cluster = LocalCluster(state=state_home / "kompi" / "local", bin=engine_bin, ports=block.ports)
+    project = Project.copy_of("dev", directory / "project", cluster.kubeconfig)
+    offset = block.ports.apiserver - Ports().apiserver
+    project.env |= {"XDG_STATE_HOME": str(state_home), "KOMPI_LOCAL_PORT_OFFSET": str(offset)}
+    try:
+        yield cluster, project
+    finally:
+        if cluster.processes.running():
+            project.kompi("destroy", "--local", check=False)
+        cluster.down()

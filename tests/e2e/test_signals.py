@@ -18,10 +18,10 @@ from pathlib import Path
 
 import pytest
 
-from kompi_engine.local_cluster import LocalCluster, Ports
+from kompi_engine.local_cluster import LocalCluster
 from tests.e2e.live import Kubectl, pods_ready, provider_plugins, run_command, wait_until
 from tests.e2e.port_blocks import PortBlock
-from tests.e2e.project import Project
+from tests.e2e.project import Project, started_by_up_local
 from tests.stacks import REPO
 
 BLOCK = PortBlock.SIGNALS
@@ -32,21 +32,14 @@ MASTER, NAMESPACE = "kompi-dev-master-0", "kompi-dev"
 def local(engine_bin: Path, tmp_path: Path) -> Iterator[tuple[LocalCluster, Project]]:
     """The cluster `up --local` will start (in a state directory of the test's, on its own ports), and a
     dev stack whose `up` waits: its master asks for a node that does not exist."""
-    state_home = tmp_path / "state"
-    cluster = LocalCluster(state=state_home / "kompi" / "local", bin=engine_bin, ports=BLOCK.ports)
-    project = Project.copy_of("dev", tmp_path / "project", cluster.kubeconfig)
-    offset = BLOCK.ports.apiserver - Ports().apiserver  # `up --local` starts its cluster on the block's ports
-    project.env |= {"XDG_STATE_HOME": str(state_home), "KOMPI_LOCAL_PORT_OFFSET": str(offset)}
-    project.set(masterPod={"nodeSelector": {"kompi-test": "no-such-node"}})
-    try:
-        yield cluster, project
-    finally:
-        if cluster.processes.running():
-            project.kompi("destroy", "--local", check=False)
-        cluster.down()
-        for orphan in provider_plugins(project.directory):  # only after a failure: kompi was killed
-            with suppress(ProcessLookupError):
-                os.kill(orphan, signal.SIGKILL)
+    with started_by_up_local(engine_bin, tmp_path, BLOCK) as (cluster, project):
+        project.set(masterPod={"nodeSelector": {"kompi-test": "no-such-node"}})
+        try:
+            yield cluster, project
+        finally:
+            for orphan in provider_plugins(project.directory):  # only after a failure: kompi was killed
+                with suppress(ProcessLookupError):
+                    os.kill(orphan, signal.SIGKILL)
 
 
 def start_at_a_terminal(project: Project) -> tuple[subprocess.Popen[str], int]:

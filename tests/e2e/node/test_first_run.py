@@ -12,29 +12,17 @@ from pathlib import Path
 
 import pytest
 
-from kompi_engine.local_cluster import LocalCluster, Ports
+from kompi_engine.local_cluster import LocalCluster
 from kompi_engine.real_node import NODE_NAME
 from tests.e2e.port_blocks import PortBlock
-from tests.e2e.project import Project
-
-BLOCK = PortBlock.FIRST_RUN
+from tests.e2e.project import Project, started_by_up_local
 
 
 @pytest.fixture
 def first_run(engine_bin: Path, images: dict[str, str], tmp_path: Path) -> Iterator[tuple[LocalCluster, Project]]:
-    """The repository's dev stack as it is, and the cluster `up --local` will start (a state directory of the
-    test's, the block's ports); stopped afterwards."""
-    state_home = tmp_path / "state"
-    cluster = LocalCluster(state=state_home / "kompi" / "local", bin=engine_bin, ports=BLOCK.ports)
-    project = Project.copy_of("dev", tmp_path / "project", cluster.kubeconfig)
-    offset = BLOCK.ports.apiserver - Ports().apiserver
-    project.env |= {"XDG_STATE_HOME": str(state_home), "KOMPI_LOCAL_PORT_OFFSET": str(offset)}
-    try:
-        yield cluster, project
-    finally:
-        if cluster.processes.running():
-            project.kompi("destroy", "--local", check=False)
-        cluster.down()
+    """The repository's dev stack as it is, and the cluster its `up --local` starts."""
+    with started_by_up_local(engine_bin, tmp_path, PortBlock.FIRST_RUN) as started:
+        yield started
 
 
 def test_up_local_starts_a_real_node_and_first_job_runs(first_run: tuple[LocalCluster, Project]) -> None:

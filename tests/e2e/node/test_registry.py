@@ -8,7 +8,6 @@ import base64
 import json
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -131,14 +130,9 @@ def test_an_image_the_node_cannot_pull_fails_up_in_about_a_minute_naming_it(
     # Always: the node asks the registry even where an earlier test left the image in its store
     project = registry_stack(node_project, image, imagePullPolicy="Always")
 
-    started = time.monotonic()
-    result = project.kompi("up", check=False)
-    took = time.monotonic() - started
+    stderr = project.up_that_fails(within_seconds=REPORTED_WITHIN_SECONDS)
 
-    assert result.returncode != 0
-    assert took < REPORTED_WITHIN_SECONDS, f"up took {took:.0f} s"
-    assert "pods cannot start" in result.stderr
-    assert f"the node cannot pull {image}" in result.stderr
-    assert "kompi:imagePullSecrets" in result.stderr  # the fix
-    assert "ErrImagePull" in result.stderr or "ImagePullBackOff" in result.stderr
-    assert kubelet_says in result.stderr, result.stderr[-2000:]  # the reason, as docs/troubleshooting quotes it
+    assert f"the node cannot pull {image}" in stderr
+    assert "kompi:imagePullSecrets" in stderr  # the fix
+    assert "ErrImagePull" in stderr or "ImagePullBackOff" in stderr
+    assert kubelet_says in stderr, stderr[-2000:]  # the reason, as docs/troubleshooting quotes it
