@@ -20,7 +20,8 @@ DEFAULT_SCHEDULER = "default-scheduler"
 SCALE_UP_REASONS = ("TriggeredScaleUp", "Nominated")
 PULL_REASONS = frozenset({"ErrImagePull", "ImagePullBackOff", "InvalidImageName", "ErrImageNeverPull"})
 START_REASONS = frozenset({"CreateContainerConfigError", "CreateContainerError", "RunContainerError"})
-CRASH_REASONS = frozenset({"CrashLoopBackOff"})
+CRASH = "CrashLoopBackOff"
+CRASH_REASONS = frozenset({CRASH})
 UNSCHEDULABLE = "Unschedulable"
 NODE_LOST = "NodeNotReady"
 
@@ -45,6 +46,9 @@ def in_container(pod: Mapping[str, Any], namespace: str) -> Stuck | None:
     for container in container_statuses(pod):
         waiting = container.get("state", {}).get("waiting", {})
         reason, name = waiting.get("reason"), container["name"]
+        if _exited_with_error(container):
+            # between two restarts of a crash loop: the same state as the back-off that follows
+            reason, waiting = CRASH, {"message": "exited, to be restarted"}
         told = f"container {name}: {reason}: {waiting.get('message', '')}".rstrip(": ")
         if reason in PULL_REASONS:
             image = images.get(name) or container.get("image", "")
@@ -63,10 +67,17 @@ def in_container(pod: Mapping[str, Any], namespace: str) -> Stuck | None:
     return None
 
 
+def _exited_with_error(container: Mapping[str, Any]) -> bool:
+    """The container exited non-zero and the kubelet has not yet said CrashLoopBackOff (kompi's pods always
+    restart their containers)."""
+    return int(container.get("state", {}).get("terminated", {}).get("exitCode", 0)) != 0
+
+
 def _last_words(container: Mapping[str, Any]) -> str:
-    """ ", last exit N: <the last line of its termination message>" ("" when it left none): what a fetcher of
+    """", last exit N: <the last line of its termination message>" ("" when it left none): what a fetcher of
     app code or an entrypoint said when it gave up."""
-    terminated = container.get("lastState", {}).get("terminated", {})
+    state = container.get("state", {})
+    terminated = state.get("terminated") or container.get("lastState", {}).get("terminated", {})
     lines = [line.strip() for line in str(terminated.get("message", "")).splitlines() if line.strip()]
     if "exitCode" not in terminated:
         return ""

@@ -182,6 +182,31 @@ def test_a_pull_that_alternates_between_its_two_failures_is_one_state() -> None:
     assert clock.now < GIVE_UP_SECONDS + 2 * PODS_SECONDS
 
 
+def test_a_crash_looping_init_container_is_one_state_and_its_last_words_are_quoted() -> None:
+    """Between two back-offs the kubelet shows the init container as exited: still the same crash loop."""
+    clock = FakeClock()
+    said = "kompi-fetch-code: cannot fetch git://git/app.git at main: no such branch, tag or commit"
+    exited = {"terminated": {"exitCode": 1, "reason": "Error", "message": said + "\n"}}
+    backing_off = {"waiting": {"reason": "CrashLoopBackOff", "message": "back-off 20s restarting failed container"}}
+
+    class CrashLooping(FakeApi):
+        def list_namespaced_pod(self, namespace: str, label_selector: str, **kwargs: object) -> _Response:
+            state = exited if self.lists % 2 else backing_off
+            fetcher = {"name": "fetch-app", "state": state, "lastState": exited}
+            starting = pod(0, "new", ready=False)
+            starting["status"]["initContainerStatuses"] = [fetcher]
+            self.pods = [starting]
+            return super().list_namespaced_pod(namespace, label_selector, **kwargs)
+
+    api = CrashLooping([pod(0, "old")])
+    with pytest.raises(RolloutError) as raised:
+        _rollout(clock).run(api, api)  # type: ignore[arg-type]
+    assert "1 of 1 pods cannot start" in str(raised.value)
+    assert "c-worker-0 container fetch-app: CrashLoopBackOff" in str(raised.value)
+    assert f"last exit 1: {said}" in str(raised.value)
+    assert clock.now < GIVE_UP_SECONDS + 2 * PODS_SECONDS
+
+
 def _unschedulable(scheduler: str | None = None) -> dict[str, Any]:
     pending = pod(0, "new", ready=False)
     message = "0/4 nodes are available: 4 Insufficient nvidia.com/gpu."
