@@ -1,4 +1,5 @@
-"""The master's hostfile follows the workers on a real node: scaling, and a worker pod deleted."""
+"""The master's hostfile follows the workers on a real node: scaling, a worker pod deleted, and the master
+pod deleted (it comes back and rebuilds the hostfile)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import time
 
 from kompi_components.kube.conditions import is_ready
 from tests.e2e.live import Kubectl, pods_ready, wait_until
-from tests.e2e.node.mpi import allreduce, hostfile_hosts
+from tests.e2e.node.mpi import allreduce, hostfile_hosts, run_in
 from tests.e2e.project import Project
 
 # kompi's discovery polls about once a second; the issue's promise is "within 2 s of Ready"
@@ -81,3 +82,26 @@ def test_hostfile_follows_scaling_and_a_deleted_worker(node_project, node_kubect
         "kompi-dev-worker-0",
         "kompi-dev-worker-1",
     }
+
+    # the master deleted while idle: the StatefulSet brings it back, it rebuilds its hostfile from DNS alone
+    old_master = node_kubectl.get("pod", master, namespace)["metadata"]["uid"]  # type: ignore[index]
+    node_kubectl.run("delete", "pod", "-n", namespace, master, "--wait=false")
+    wait_until(
+        "a new master, Ready",
+        lambda: (
+            (live := node_kubectl.get("pod", master, namespace)) is not None
+            and live["metadata"]["uid"] != old_master
+            and is_ready(live)
+        ),
+        120,
+    )
+    listed = "cat $KOMPI_HOSTFILE 2>/dev/null | cut -d. -f1 | sort"  # nothing until discovery has written it
+    wait_until(
+        "both workers in the new master's hostfile",
+        lambda: (
+            run_in(node_kubectl, namespace, master, "sh", "-c", listed).stdout.split()
+            == ["kompi-dev-worker-0", "kompi-dev-worker-1"]
+        ),
+        30,
+    )
+    assert len(allreduce(node_kubectl, namespace, master, 2)) == 2
