@@ -95,7 +95,7 @@ def test_hostfile_follows_scaling_and_a_deleted_worker(node_project, node_kubect
         ),
         120,
     )
-    listed = "cat $KOMPI_HOSTFILE 2>/dev/null | cut -d. -f1 | sort"  # nothing until discovery has written it
+    listed = "grep -v '^#' $KOMPI_HOSTFILE 2>/dev/null | cut -d. -f1 | sort"  # nothing until discovery has written it
     wait_until(
         "both workers in the new master's hostfile",
         lambda: (
