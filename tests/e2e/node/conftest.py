@@ -49,8 +49,8 @@ def node_project(real_cluster: LocalCluster, tmp_path: Path) -> Iterator[Callabl
     """Copies of stacks sized for the one node; destroyed afterwards, also when a test failed."""
     made: list[Project] = []
 
-    def make(stack: str, image_tag: str, **settings: object) -> Project:
-        project = Project.copy_of(stack, tmp_path / stack, real_cluster.kubeconfig)
+    def make(stack: str, image_tag: str, directory: str | None = None, **settings: object) -> Project:
+        project = Project.copy_of(stack, tmp_path / (directory or stack), real_cluster.kubeconfig)
         project.set(imageTag=image_tag, masterPod=SMALL_POD, workerPod=SMALL_POD, **settings)
         made.append(project)
         return project

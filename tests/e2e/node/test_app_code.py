@@ -10,6 +10,8 @@ import base64
 import json
 import threading
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import pytest
 
@@ -41,7 +43,11 @@ def git_server(real_cluster: LocalCluster, tmp_path_factory: pytest.TempPathFact
 
 
 def deploy_key_secret(
-    kubectl: Kubectl, server: GitServer, key: bytes | None = None, known_hosts: str | None = None
+    kubectl: Kubectl,
+    server: GitServer,
+    key: bytes | None = None,
+    known_hosts: str | None = None,
+    namespace: str = NAMESPACE,
 ) -> None:
     """The Secret kompi:appCode[].sshKeySecret names: the deploy key under 'ssh', the host's key under 'known_hosts'."""
     data = {
@@ -51,7 +57,7 @@ def deploy_key_secret(
     secret = {
         "apiVersion": "v1",
         "kind": "Secret",
-        "metadata": {"name": SECRET, "namespace": NAMESPACE},
+        "metadata": {"name": SECRET, "namespace": namespace},
         "data": {name: base64.b64encode(value).decode() for name, value in data.items()},
     }
     kubectl.run("apply", "-f", "-", input_text=json.dumps(secret))
@@ -59,11 +65,13 @@ def deploy_key_secret(
 
 @pytest.fixture
 def code_stack(stack_namespace, node_project, images: dict[str, str]) -> Callable[..., Project]:
-    stack_namespace(NAMESPACE)
+    """A dev stack with ``app_code`` in ``namespace``, made beforehand (for the deploy-key Secret)."""
 
-    def make(app_code: list[dict[str, object]]) -> Project:
+    def make(app_code: list[dict[str, object]], namespace: str = NAMESPACE) -> Project:
+        stack_namespace(namespace)
         tag = images[FLAVOR].split(":", 1)[1]
-        return node_project("dev", tag, namespace=NAMESPACE, createNamespace=False, appCode=app_code)
+        settings = {"namespace": namespace, "createNamespace": False, "appCode": app_code}
+        return node_project("dev", tag, directory=namespace, **settings)
 
     return make
 
@@ -103,27 +111,39 @@ def test_public_and_private_code_reach_every_pod_and_an_mpi_job_runs_it(
         assert_job_runs(node_kubectl, master, path)
 
 
-@pytest.mark.parametrize("case", ["no such ref", "wrong host key", "wrong deploy key"])
 def test_code_that_cannot_be_fetched_fails_up_naming_the_repository_and_the_reason(
-    code_stack, node_kubectl: Kubectl, git_server: GitServer, tmp_path, case: str
+    code_stack, node_kubectl: Kubectl, git_server: GitServer, tmp_path: Path
 ) -> None:
-    if case == "no such ref":
-        app, reason = public_app(git_server, ref="release-9"), "no such branch, tag or commit"
-    elif case == "wrong host key":
-        other = ssh_keypair(tmp_path / "other-host")
-        deploy_key_secret(node_kubectl, git_server, known_hosts=f"[{git_server.host}]:{SSH_PORT} {other}\n")
-        app, reason = private_app(git_server), "the git host's key is not the one in known_hosts"
-    else:
-        ssh_keypair(tmp_path / "stranger")
-        deploy_key_secret(node_kubectl, git_server, key=(tmp_path / "stranger").read_bytes())
-        app, reason = private_app(git_server), "the git server refused the deploy key"
-    project = code_stack([app])
+    """A ref that does not exist, a wrong host key, a wrong deploy key: each stack in a namespace of its own,
+    their `up`s at once (each waits about a minute on the crash loop before it gives up)."""
+    other_host = ssh_keypair(tmp_path / "other-host")
+    ssh_keypair(tmp_path / "stranger")
+    stranger = (tmp_path / "stranger").read_bytes()
+    cases = {
+        "kompi-code-ref": (public_app(git_server, ref="release-9"), "no such branch, tag or commit", {}),
+        "kompi-code-host": (
+            private_app(git_server),
+            "the git host's key is not the one in known_hosts",
+            {"known_hosts": f"[{git_server.host}]:{SSH_PORT} {other_host}\n"},
+        ),
+        "kompi-code-key": (private_app(git_server), "the git server refused the deploy key", {"key": stranger}),
+    }
+    projects = {}
+    for namespace, (app, _, secret) in cases.items():
+        projects[namespace] = code_stack([app], namespace)
+        if app.get("sshKeySecret"):
+            deploy_key_secret(node_kubectl, git_server, namespace=namespace, **secret)
 
-    stderr = project.up_that_fails(within_seconds=REPORTED_WITHIN_SECONDS)
+    with ThreadPoolExecutor(len(projects)) as pool:
+        running = {
+            namespace: pool.submit(p.up_that_fails, REPORTED_WITHIN_SECONDS) for namespace, p in projects.items()
+        }
+        failed = {namespace: future.result() for namespace, future in running.items()}
 
-    said = f"kompi-fetch-code: cannot fetch {app['repo']} at {app['ref']}: {reason}"
-    assert said in stderr, stderr[-3000:]  # the pod's termination message, in up's error
-    assert f"container fetch-{app['name']}: CrashLoopBackOff" in stderr
+    for namespace, (app, reason, _) in cases.items():
+        said = f"kompi-fetch-code: cannot fetch {app['repo']} at {app['ref']}: {reason}"
+        assert said in failed[namespace], failed[namespace][-3000:]  # the pod's termination message, in up's error
+        assert f"container fetch-{app['name']}: CrashLoopBackOff" in failed[namespace]
 
 
 def test_a_git_server_down_for_the_first_tries_is_waited_for(
