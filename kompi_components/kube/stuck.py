@@ -53,9 +53,9 @@ def in_container(pod: Mapping[str, Any], namespace: str) -> Stuck | None:
         if reason in PULL_REASONS:
             image = images.get(name) or container.get("image", "")
             fix = (
-                f"the node cannot pull {image}: build it (images/build.sh), push it to a registry the cluster can "
-                "pull from (podman push), set kompi:image and kompi:imageTag to it, and name its pull Secret in "
-                "kompi:imagePullSecrets if the registry needs credentials"
+                f"the node cannot pull {image}: build it and push it to a registry the cluster can pull from "
+                "(images/build.sh --push REGISTRY), set kompi:image and kompi:imageTag to it, and name its pull "
+                "Secret in kompi:imagePullSecrets if the registry needs credentials"
             )
             return Stuck(CANNOT_PULL, f"{told} ({fix})")
         if reason in START_REASONS:
