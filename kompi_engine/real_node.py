@@ -70,6 +70,11 @@ class NodeAddresses:
     node_ip: str
     kubelet_port: int
 
+    @property
+    def cgroup_root(self) -> str:
+        """The node's cgroup hierarchy (under each of the host's), named as its network namespace."""
+        return self.netns
+
     @classmethod
     def for_cluster(cls, apiserver_port: int) -> NodeAddresses:
         # one per port block, shifted ones included (blocks are multiples of 100 apart)
@@ -314,7 +319,17 @@ class RealNode:
         command = [str(self.bin / COREDNS), "-conf", str(self.state / "Corefile")]
         self.processes.start("coredns", command, None, self.in_netns)
 
+    def _cgroup_root(self) -> None:
+        """The kubelet wants its cgroupRoot to exist in every hierarchy; a v1 cpuset starts empty."""
+        for hierarchy in _cgroup_hierarchies():
+            directory = hierarchy / self.addresses.cgroup_root
+            directory.mkdir(exist_ok=True)
+            for name in ("cpuset.cpus", "cpuset.mems"):
+                if (hierarchy / name).exists() and not (directory / name).read_text().strip():
+                    (directory / name).write_text((hierarchy / name).read_text())
+
     def _kubelet(self) -> None:
+        self._cgroup_root()
         a, pki = self.addresses, self.cluster_state / "pki"
         issue_kubelet(pki, NODE_NAME, a.node_ip)
         (self.state / "resolv.conf").write_text(f"nameserver {a.node_ip}\n")
@@ -336,6 +351,9 @@ class RealNode:
             "tlsPrivateKeyFile": str(pki / "kubelet-serving.key"),
             "cgroupDriver": "cgroupfs",
             "failCgroupV1": False,  # this host has cgroup v1
+            # the node's own hierarchy: a kubelet kills the processes of every pod cgroup under its root that
+            # it does not know, so two nodes on one host under the default root kill each other's pods
+            "cgroupRoot": f"/{self.addresses.cgroup_root}",
             "failSwapOn": False,
             "containerRuntimeEndpoint": f"unix://{self.containerd_socket}",
             "clusterDNS": [a.node_ip],
@@ -500,17 +518,25 @@ class RealNode:
         for mount in sorted((m for m in mounts if m.startswith(prefix)), reverse=True):
             subprocess.run(["umount", "-l", mount], capture_output=True, check=False)
 
-    @staticmethod
-    def _remove_pod_cgroups() -> None:
-        """The kubelet's kubepods hierarchy (cgroup v1 and v2), deepest first; busy ones stay."""
-        for top in Path("/sys/fs/cgroup").glob("**/kubepods*"):
-            if not top.is_dir() or "kubepods" in top.parent.name:
+    def _remove_pod_cgroups(self) -> None:
+        """This node's cgroup root in every hierarchy (its kubepods within), deepest first; busy ones stay."""
+        for hierarchy in _cgroup_hierarchies():
+            top = hierarchy / self.addresses.cgroup_root
+            if not top.is_dir():
                 continue
             for directory in sorted((d for d in top.rglob("*") if d.is_dir()), key=lambda d: -len(d.parts)):
                 with suppress(OSError):
                     directory.rmdir()
             with suppress(OSError):
                 top.rmdir()
+
+
+def _cgroup_hierarchies() -> list[Path]:
+    """The host's cgroup hierarchies: each v1 controller's mount and the v2 one (or the v2 root alone)."""
+    root = Path("/sys/fs/cgroup")
+    if (root / "cgroup.controllers").exists():
+        return [root]
+    return [path for path in sorted(root.iterdir()) if path.is_dir() and not path.is_symlink()]
 
 
 def _cluster_role(name: str, rules: list[dict[str, Any]]) -> list[dict[str, Any]]:
