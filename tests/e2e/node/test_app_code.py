@@ -97,8 +97,8 @@ def assert_job_runs(kubectl: Kubectl, master: str, program: str) -> None:
 def test_public_and_private_code_reach_every_pod_and_an_mpi_job_runs_it(
     code_stack, node_kubectl: Kubectl, git_server: GitServer
 ) -> None:
-    deploy_key_secret(node_kubectl, git_server)
     project = code_stack([public_app(git_server), private_app(git_server)])
+    deploy_key_secret(node_kubectl, git_server)
 
     out = project.last_json(project.kompi("up"))
 

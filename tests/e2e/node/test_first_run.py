@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import shlex
 import subprocess
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,10 +20,12 @@ from tests.e2e.project import Project, started_by_up_local
 
 
 @pytest.fixture
-def first_run(engine_bin: Path, images: dict[str, str], tmp_path: Path) -> Iterator[tuple[LocalCluster, Project]]:
-    """The repository's dev stack as it is, and the cluster its `up --local` starts."""
-    with started_by_up_local(engine_bin, tmp_path, PortBlock.FIRST_RUN) as started:
-        yield started
+def first_run(engine_bin: Path, images: dict[str, str]) -> Iterator[tuple[LocalCluster, Project]]:
+    """The repository's dev stack as it is, and the cluster its `up --local` starts. (A short directory:
+    containerd's sockets under pytest's tmp_path pass the 104 characters a unix socket path may have.)"""
+    with tempfile.TemporaryDirectory(prefix="kompi-first-") as directory:
+        with started_by_up_local(engine_bin, Path(directory), PortBlock.FIRST_RUN) as started:
+            yield started
 
 
 def test_up_local_starts_a_real_node_and_first_job_runs(first_run: tuple[LocalCluster, Project]) -> None:
