@@ -55,6 +55,7 @@ STOP_ORDER: tuple[tuple[str, ...], ...] = (
 # containerd's overlayfs snapshotter left kompi containers unable to create files in /tmp here (Open MPI
 # then fails); the native snapshotter copies layers instead and works
 SNAPSHOTTER = "native"
+UNIX_SOCKET_PATH_MAX = 104  # what containerd accepts (sun_path's portable size)
 
 
 class RealNodeError(RuntimeError):
@@ -131,6 +132,12 @@ class RealNode:
 
     def check_host(self) -> None:
         """The host tools and privileges a real node needs, named when missing."""
+        longest = f"{self.containerd_socket}.ttrpc"  # the longest unix socket containerd opens
+        if len(longest) > UNIX_SOCKET_PATH_MAX:
+            raise RealNodeError(
+                f"the state directory {self.cluster_state} is too deep for containerd's sockets ({longest} has "
+                f"{len(longest)} characters, at most {UNIX_SOCKET_PATH_MAX}): use a shorter one (--dir, XDG_STATE_HOME)"
+            )
         missing = [tool for tool in HOST_TOOLS if shutil.which(tool) is None]
         missing += [f"{CNI_PLUGINS}/{plugin}" for plugin in ("bridge", "host-local", "loopback")]
         missing = [item for item in missing if not item.startswith("/") or not Path(item).exists()]

@@ -74,7 +74,7 @@ def _exited_with_error(container: Mapping[str, Any]) -> bool:
 
 
 def _last_words(container: Mapping[str, Any]) -> str:
-    """", last exit N: <the last line of its termination message>" ("" when it left none): what a fetcher of
+    """ ", last exit N: <the last line of its termination message>" ("" when it left none): what a fetcher of
     app code or an entrypoint said when it gave up."""
     state = container.get("state", {})
     terminated = state.get("terminated") or container.get("lastState", {}).get("terminated", {})

@@ -9,8 +9,10 @@ import tarfile
 import tomllib
 from pathlib import Path
 
+import pytest
+
 from kompi_engine.node_images import PAUSE_IMAGE, write_pause_archive
-from kompi_engine.real_node import _toml
+from kompi_engine.real_node import RealNode, RealNodeError, _toml
 
 
 def test_containerd_config_is_the_toml_it_describes() -> None:
@@ -43,3 +45,18 @@ def test_the_pause_archive_is_a_docker_archive_whose_layer_matches_its_config(tm
     with tarfile.open(fileobj=io.BytesIO(layer)) as files:
         member = files.getmember("pause")
         assert member.mode & 0o111 and files.extractfile(member).read() == binary.read_bytes()  # type: ignore[union-attr]
+
+
+def test_a_state_directory_too_deep_for_containerds_sockets_is_refused_before_anything_starts() -> None:
+    deep = Path("/tmp") / ("d" * 60) / "kompi" / "local"
+    node = RealNode(deep, Path("/nowhere/bin"), 16443, "10.96.0.10")
+    with pytest.raises(RealNodeError, match=r"too deep for containerd's sockets .* at most 104\): use a shorter one"):
+        node.check_host()
+    fits = RealNode(Path("/root/.local/state/kompi/local"), Path("/nowhere/bin"), 16443, "10.96.0.10")
+    assert len(f"{fits.containerd_socket}.ttrpc") <= 104  # the default state directory of root
+
+
+def test_each_node_has_a_cgroup_root_of_its_own() -> None:
+    ours, theirs = RealNode(Path("/s"), Path("/b"), 16443, "x"), RealNode(Path("/t"), Path("/b"), 18443, "x")
+    assert ours.addresses.cgroup_root != theirs.addresses.cgroup_root
+    assert "kubepods" not in ours.addresses.cgroup_root  # not the default root, which other kubelets use
