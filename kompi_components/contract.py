@@ -50,6 +50,12 @@ WORKER_ENTRYPOINT = "kompi-worker"
 MASTER_ENTRYPOINT = "kompi-master"
 # Exits 0 when the local sshd answers with an SSH banner; used as the readiness probe.
 READY_PROBE = "kompi-ready"
+# The exit code of kompi's own init containers (kompi-fetch-code) when no restart can mend the failure
+# (a ref that does not exist, a refused deploy key): `up` then fails at once instead of after a minute of
+# restarts. 78 is sysexits' EX_CONFIG (a configuration error), which other programs use the same way.
+# images/scripts/kompi_fetch_code.py repeats it (a standard-library script in the image);
+# tests/images/test_fetch_code.py holds the two equal.
+CANNOT_SUCCEED_EXIT = 78
 
 # Environment the pods receive; the entrypoints read these names.
 ENV_ROLE = "KOMPI_ROLE"  # "master" or "worker"

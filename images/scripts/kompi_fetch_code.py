@@ -32,6 +32,9 @@ PROGRAM = "kompi-fetch-code"
 WORK = ".fetch"  # under ROOT: the fetch in progress, and the private copy of the deploy key
 # The kubelet mounts this file into every container; elsewhere (a test on a host) the variable names one.
 TERMINATION_LOG = Path(os.environ.get("KOMPI_TERMINATION_LOG", "/dev/termination-log"))
+# kompi_components.contract.CANNOT_SUCCEED_EXIT: no restart of this container can mend the failure, so
+# `kompi up` reports it at once; 1 for what a later restart may mend (the retries ran out)
+CANNOT_SUCCEED_EXIT = 78
 # (what git printed, why no other try can succeed): the first match names the reason
 PERMANENT = (
     (
@@ -164,12 +167,12 @@ def say(line: str) -> None:
     print(f"{PROGRAM}: {line}", file=sys.stderr, flush=True)
 
 
-def fail(line: str) -> int:
+def fail(line: str, permanent: bool = False) -> int:
     say(line)
     if TERMINATION_LOG.is_file():  # the pod's termination message: `kompi up` and `kubectl describe` show it
         with contextlib.suppress(OSError):
             TERMINATION_LOG.write_text(f"{PROGRAM}: {line}\n")
-    return 1
+    return CANNOT_SUCCEED_EXIT if permanent else 1
 
 
 def main(argv: list[str]) -> int:
@@ -186,7 +189,7 @@ def main(argv: list[str]) -> int:
         except Failure as failure:
             if failure.permanent or attempt > args.retries:
                 tries = f" after {attempt} tries" if attempt > 1 else ""
-                return fail(f"cannot fetch {where}{tries}: {failure.reason}")
+                return fail(f"cannot fetch {where}{tries}: {failure.reason}", failure.permanent)
             say(f"try {attempt} of {args.retries + 1} failed ({failure.reason}); again in {args.retry_wait:g} s")
             time.sleep(args.retry_wait)
             continue

@@ -140,14 +140,11 @@ class Rollout:
             stuck_since = {
                 (name, held.reason): stuck_since.get((name, held.reason), now) for name, held in found.items()
             }
+            final = sorted(name for name, held in found.items() if held.final)
             given_up = sorted(name for (name, _), at in stuck_since.items() if now - at >= GIVE_UP_SECONDS)
             given_up = self._without_scale_up(core, given_up, found, deadline)
-            if given_up:
-                reasons = "; ".join(f"{name} {found[name].clause}" for name in given_up[:10])
-                raise RolloutError(
-                    f"StatefulSet {self.statefulset}: {len(given_up)} of {replicas} pods cannot start "
-                    f"({GIVE_UP_SECONDS:.0f} s in the same state): {reasons}"
-                )
+            if final or given_up:
+                raise self._cannot_start(final or given_up, found, replicas, final=bool(final))
             if now > deadline:
                 reasons = "; ".join(f"{name} {_why(by_name.get(name), revision)}" for name in waiting[:10])
                 more = f" (and {len(waiting) - 10} more)" if len(waiting) > 10 else ""
@@ -156,6 +153,15 @@ class Rollout:
                     f"template after {self.timeout_seconds:.0f} s: {reasons}{more}"
                 )
             self.sleep(POLL_SECONDS)
+
+    def _cannot_start(
+        self, names: list[str], found: dict[str, stuck.Stuck], replicas: int, final: bool
+    ) -> RolloutError:
+        why = "a failure no restart can mend" if final else f"{GIVE_UP_SECONDS:.0f} s in the same state"
+        reasons = "; ".join(f"{name} {found[name].clause}" for name in names[:10])
+        return RolloutError(
+            f"StatefulSet {self.statefulset}: {len(names)} of {replicas} pods cannot start ({why}): {reasons}"
+        )
 
     def _stuck(
         self, core: client.CoreV1Api, pods: list[dict[str, Any]], long_waiting: list[str], deadline: float

@@ -5,6 +5,10 @@ A pod is stuck when a container cannot be pulled, configured or kept running; wh
 (the default scheduler says Unschedulable and no autoscaler is adding nodes for it); or when the node it
 is bound to is gone or not Ready. A gang (another scheduler) that waits is waiting for its queue, and a
 pod that an autoscaler is making room for is waiting for its node: both are waited for to the timeout.
+
+A container that exits with contract.CANNOT_SUCCEED_EXIT (sysexits' EX_CONFIG, as kompi-fetch-code does
+for a ref that does not exist) has said that no restart can mend it: its pod is stuck at once
+(``Stuck.final``), with no minute of restarts to watch.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from kompi_components.contract import CANNOT_SUCCEED_EXIT
 from kompi_components.kube.conditions import is_lost
 
 DEFAULT_SCHEDULER = "default-scheduler"
@@ -33,6 +38,7 @@ CANNOT_PULL = "ImagePull"  # the kubelet alternates ErrImagePull and ImagePullBa
 class Stuck:
     reason: str  # CANNOT_PULL, a container's other waiting reason, UNSCHEDULABLE or NODE_LOST
     clause: str  # what holds the pod and how to fix it, to follow the pod's name
+    final: bool = False  # the container said no restart can mend it: no need to watch it for a minute
 
 
 def container_statuses(pod: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -63,8 +69,18 @@ def in_container(pod: Mapping[str, Any], namespace: str) -> Stuck | None:
         if reason in CRASH_REASONS:
             logs = f"kubectl -n {namespace} logs {_name(pod)} -c {name} --previous"
             said = _last_words(container)
-            return Stuck(reason, f"{told} (it keeps exiting{said}: {logs} shows why)")
+            return Stuck(reason, f"{told} (it keeps exiting{said}: {logs} shows why)", _cannot_succeed(container))
     return None
+
+
+def _last_exit(container: Mapping[str, Any]) -> dict[str, Any]:
+    """The container's current termination, else its last one (during the back-off that follows it)."""
+    state = container.get("state", {})
+    return dict(state.get("terminated") or container.get("lastState", {}).get("terminated") or {})
+
+
+def _cannot_succeed(container: Mapping[str, Any]) -> bool:
+    return _last_exit(container).get("exitCode") == CANNOT_SUCCEED_EXIT
 
 
 def _exited_with_error(container: Mapping[str, Any]) -> bool:
@@ -76,8 +92,7 @@ def _exited_with_error(container: Mapping[str, Any]) -> bool:
 def _last_words(container: Mapping[str, Any]) -> str:
     """ ", last exit N: <the last line of its termination message>" ("" when it left none): what a fetcher of
     app code or an entrypoint said when it gave up."""
-    state = container.get("state", {})
-    terminated = state.get("terminated") or container.get("lastState", {}).get("terminated", {})
+    terminated = _last_exit(container)
     lines = [line.strip() for line in str(terminated.get("message", "")).splitlines() if line.strip()]
     if "exitCode" not in terminated:
         return ""

@@ -12,6 +12,7 @@ import pytest
 import urllib3
 from kubernetes.client.exceptions import ApiException
 
+from kompi_components.contract import CANNOT_SUCCEED_EXIT
 from kompi_components.kube.rollout import GIVE_UP_SECONDS, PODS_SECONDS, REVISION_LABEL, Rollout, RolloutError
 
 UIDS = itertools.count()
@@ -205,6 +206,47 @@ def test_a_crash_looping_init_container_is_one_state_and_its_last_words_are_quot
     assert "c-worker-0 container fetch-app: CrashLoopBackOff" in str(raised.value)
     assert f"last exit 1: {said}" in str(raised.value)
     assert clock.now < GIVE_UP_SECONDS + 2 * PODS_SECONDS
+
+
+def test_a_container_that_says_no_restart_can_mend_it_fails_the_rollout_at_once() -> None:
+    """kompi-fetch-code exits CANNOT_SUCCEED_EXIT for a ref that does not exist: no minute of back-offs."""
+    clock = FakeClock()
+    said = "kompi-fetch-code: cannot fetch git://git/app.git at v9: no such branch, tag or commit"
+    exited = {"terminated": {"exitCode": CANNOT_SUCCEED_EXIT, "reason": "Error", "message": said + "\n"}}
+    backing_off = {"waiting": {"reason": "CrashLoopBackOff", "message": "back-off 10s restarting failed container"}}
+    api = FakeApi([pod(0, "old"), pod(1, "old")])
+
+    def replacement(ordinal: int) -> dict[str, Any]:
+        made = pod(ordinal, "new", ready=False)
+        state = exited if ordinal else backing_off  # the exit itself, or the back-off after it
+        made["status"]["initContainerStatuses"] = [{"name": "fetch-app", "state": state, "lastState": exited}]
+        return made
+
+    api.replacement = replacement
+    with pytest.raises(RolloutError) as raised:
+        _rollout(clock).run(api, api)  # type: ignore[arg-type]
+    assert "2 of 2 pods cannot start (a failure no restart can mend)" in str(raised.value)
+    assert (
+        f"c-worker-1 container fetch-app: CrashLoopBackOff: exited, to be restarted (it keeps exiting, last exit "
+        f"{CANNOT_SUCCEED_EXIT}: {said}" in str(raised.value)
+    )
+    assert clock.now < PODS_SECONDS  # the first listing of the pods
+
+
+def test_an_exit_that_a_restart_may_mend_is_watched_for_a_minute_first() -> None:
+    clock = FakeClock()
+    exited = {"terminated": {"exitCode": 1, "reason": "Error", "message": "cannot fetch: Connection refused"}}
+    api = FakeApi([pod(0, "old")])
+
+    def replacement(ordinal: int) -> dict[str, Any]:
+        made = pod(ordinal, "new", ready=False)
+        made["status"]["initContainerStatuses"] = [{"name": "fetch-app", "state": exited}]
+        return made
+
+    api.replacement = replacement
+    with pytest.raises(RolloutError, match=r"1 of 1 pods cannot start \(60 s in the same state\)"):
+        _rollout(clock).run(api, api)  # type: ignore[arg-type]
+    assert clock.now >= GIVE_UP_SECONDS
 
 
 def _unschedulable(scheduler: str | None = None) -> dict[str, Any]:
