@@ -56,15 +56,20 @@ def _local_ports() -> Ports:
 def _cluster(args: argparse.Namespace) -> LocalCluster:
     from kompi_engine.local_cluster import FakeNodes, LocalCluster
 
+    real = args.node == "real"
+    count = args.nodes if args.nodes is not None else (1 if real else FakeNodes().count)
     return LocalCluster(
         state=Path(args.dir) if args.dir else paths.default_cluster_dir(),
         ports=_local_ports(),
-        nodes=FakeNodes(count=args.nodes, gpus=args.gpus_per_node),
-        real_node=args.node == "real",
+        nodes=FakeNodes(count=count, gpus=args.gpus_per_node),
+        real_node=real,
+        real_nodes=count,
+        mtu=args.mtu,
     )
 
 
 def _local(args: argparse.Namespace) -> int:
+    from kompi_engine.fabric import FabricError
     from kompi_engine.local_cluster import LocalClusterError
     from kompi_engine.real_node import RealNodeError
 
@@ -84,7 +89,7 @@ def _local(args: argparse.Namespace) -> int:
                 print(f"{name}: {'running' if alive else 'NOT running'}")
             print(f"KUBECONFIG={cluster.kubeconfig}")
             return 0 if all(status.values()) else EXIT_FAILED
-    except (LocalClusterError, RealNodeError) as error:
+    except (LocalClusterError, RealNodeError, FabricError) as error:
         print(f"error: {error}", file=sys.stderr)
         return EXIT_FAILED
     return 0
@@ -166,6 +171,7 @@ def _operation(args: argparse.Namespace) -> int:
         provider_settings,
         run_operation,
     )
+    from kompi_engine.fabric import FabricError
     from kompi_engine.first_node import NoRealNode
     from kompi_engine.job_readiness import JobReadinessError
     from kompi_engine.kubectl import provider_kubectl
@@ -216,7 +222,7 @@ def _operation(args: argparse.Namespace) -> int:
         else:
             print(f"error: pulumi {args.operation} failed (details above): {_last_error_line(error)}", file=sys.stderr)
         return EXIT_FAILED
-    except (LocalClusterError, JobReadinessError, RealNodeError, NoRealNode) as error:
+    except (LocalClusterError, JobReadinessError, RealNodeError, FabricError, NoRealNode) as error:
         print(f"error: {error}", file=sys.stderr)
         return EXIT_FAILED
     # last line, for scripts: the outputs after `up`, the {operation: count} summary after the others
@@ -282,13 +288,16 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "--dir",
         help=f"state directory (default: {paths.default_cluster_dir()}; its ports shift by ${PORT_OFFSET_VARIABLE})",
     )
-    local.add_argument("--nodes", type=int, default=4, help="fake nodes (default: 4)")
+    local.add_argument("--nodes", type=int, help="nodes: kwok's (default 4) or real ones (default 1, at most 8)")
     local.add_argument("--gpus-per-node", type=int, default=8, help="nvidia.com/gpu per node (default: 8)")
     local.add_argument(
         "--node",
         choices=("kwok", "real"),
         default="kwok",
-        help="kwok: fake nodes, no containers (default); real: one kubelet with containerd running kompi's images",
+        help="kwok: fake nodes, no containers (default); real: kubelets with containerd running kompi's images",
+    )
+    local.add_argument(
+        "--mtu", type=int, default=1500, help="MTU of the link between real nodes (default: 1500; 9000: jumbo frames)"
     )
     local.set_defaults(run=_local)
 

@@ -1,7 +1,10 @@
-"""`kompi local up|down|status`: a Kubernetes control plane on 127.0.0.1 with kwok's fake nodes.
+"""`kompi local up|down|status`: a Kubernetes control plane on 127.0.0.1 with kwok's fake nodes, or with
+real ones.
 
 etcd, kube-apiserver, kube-controller-manager and kube-scheduler are the real ones; kwok plays the
-nodes (cpu, memory, nvidia.com/gpu) and moves pods to Running/Ready without running containers.
+nodes (cpu, memory, nvidia.com/gpu) and moves pods to Running/Ready without running containers. Real
+nodes (kompi_engine.real_node: kubelet and containerd, one or several joined by kompi_engine.fabric's
+link) run kompi's images.
 """
 
 from __future__ import annotations
@@ -19,11 +22,12 @@ import yaml
 
 from kompi_components.kube.conditions import is_ready
 from kompi_engine import local_gang, paths, versions
+from kompi_engine.fabric import DEFAULT_MTU, Fabric, check_mtu
 from kompi_engine.gang_scheduler import CONTROLLER_BINARY, SCHEDULER_BINARY
 from kompi_engine.kwok_start_delay import start_delay_stage
 from kompi_engine.pki import issue_missing_clients, make_pki
 from kompi_engine.processes import ProcessTable
-from kompi_engine.real_node import NODE_NAME, RealNode
+from kompi_engine.real_node import MAX_NODES, NodeAddresses, RealNode, node_state
 
 SERVICE_CIDR = "10.96.0.0/16"  # virtual only: nothing routes there (no kube-proxy)
 SERVICE_IP = "10.96.0.1"
@@ -113,12 +117,26 @@ class LocalCluster:
     bin: Path = field(default_factory=paths.bin_dir)
     ports: Ports = field(default_factory=Ports)
     nodes: FakeNodes = field(default_factory=FakeNodes)
-    real_node: bool = False  # one real node (kubelet, containerd) instead of kwok's fake ones
-    node_images: tuple[str, ...] | None = None  # images the real node gets (default: every localhost/kompi)
+    real_node: bool = False  # real nodes (kubelet, containerd) instead of kwok's fake ones
+    node_images: tuple[str, ...] | None = None  # images the real nodes get (default: every localhost/kompi)
+    real_nodes: int = 1  # how many, with real_node
+    mtu: int = DEFAULT_MTU  # of the link between the real nodes
+
+    def real_node_at(self, index: int) -> RealNode:
+        return RealNode(self.state, self.bin, self.ports.apiserver, SERVICE_IP, index, self.real_nodes, self.mtu)
 
     @property
     def node(self) -> RealNode:
-        return RealNode(self.state, self.bin, self.ports.apiserver, SERVICE_IP)
+        """The first real node (the only one by default; it serves the image registry)."""
+        return self.real_node_at(0)
+
+    @property
+    def real_node_list(self) -> list[RealNode]:
+        return [self.real_node_at(index) for index in range(self.real_nodes)]
+
+    @property
+    def fabric(self) -> Fabric:
+        return NodeAddresses.fabric_for(self.ports.apiserver, self.mtu)
 
     @property
     def kubeconfig(self) -> Path:
@@ -147,6 +165,9 @@ class LocalCluster:
         self._check_binaries()
         self._check_ports_free()
         if self.real_node:
+            if not 1 <= self.real_nodes <= MAX_NODES:
+                raise LocalClusterError(f"--nodes {self.real_nodes}: expected 1 to {MAX_NODES} real nodes")
+            check_mtu(self.mtu)
             self.node.check_host()
         started = time.monotonic()
         self.state.mkdir(parents=True, exist_ok=True)
@@ -158,6 +179,8 @@ class LocalCluster:
             self.down()
             raise
         description = {"ports": asdict(self.ports), "realNode": self.real_node}
+        if self.real_node:
+            description |= {"realNodes": self.real_nodes, "mtu": self.mtu}
         (self.state / "cluster.json").write_text(json.dumps(description, indent=1))
         log(f"local cluster up in {time.monotonic() - started:.1f} s")
         return self.kubeconfig
@@ -260,7 +283,8 @@ class LocalCluster:
         self._start_gang_scheduler(log)
         self._forget_other_nodes(log)
         if self.real_node:
-            self.node.up(log, self.node_images)
+            for node in self.real_node_list:  # node 0 first: it serves the registry the others trust
+                node.up(log, self.node_images)
         elif self.nodes.count:
             self.kubectl("apply", "-f", "-", input_text=yaml.safe_dump_all(self.nodes.manifests()))
             self._wait(f"{self.nodes.count} kwok nodes", 90, self._nodes_ready, log)
@@ -386,7 +410,7 @@ class LocalCluster:
 
     def _node_names(self) -> set[str]:
         """The Node objects this start brings up."""
-        return {NODE_NAME} if self.real_node else set(self.nodes.names())
+        return {node.name for node in self.real_node_list} if self.real_node else set(self.nodes.names())
 
     def _forget_other_nodes(self, log: Callable[[str], None]) -> None:
         """Delete the Node objects of an earlier start (the kwok nodes before a real node, or the other way
@@ -424,16 +448,30 @@ class LocalCluster:
         log(f"{what} ready after {time.monotonic() - started:.1f} s")
 
     # ------------------------------------------------------------------ down / status
+    def _started_nodes(self) -> list[RealNode]:
+        """The real nodes an `up` of this state directory made (however many it was asked for), last first:
+        node 0 serves the registry the others pull from."""
+        indexes = [index for index in range(MAX_NODES) if node_state(self.state, index).is_dir()]
+        count = max([self.real_nodes, *(index + 1 for index in indexes)])
+        nodes = [RealNode(self.state, self.bin, self.ports.apiserver, SERVICE_IP, i, count, self.mtu) for i in indexes]
+        return [node for node in reversed(nodes) if node.in_use()]
+
     def down(self) -> list[str]:
         """Stop exactly the processes `up` started, clients first; returns their names."""
-        stopped: list[str] = self.node.down() if self.node.in_use() else []
+        stopped: list[str] = []
+        for node in self._started_nodes():
+            stopped += [f"{node.name}/{name}" if node.addresses.index else name for name in node.down()]
+        self.fabric.down()
         for group in STOP_ORDER:
             stopped += self.processes.stop(group)
         return stopped
 
     def status(self) -> dict[str, bool]:
-        table = self.processes.entries() + self.node.processes.entries()
-        return {entry.name: self.processes.alive(entry) for entry in table}
+        status = {entry.name: self.processes.alive(entry) for entry in self.processes.entries()}
+        for node in reversed(self._started_nodes()):
+            prefix = f"{node.name}/" if node.addresses.index else ""
+            status |= {prefix + entry.name: node.processes.alive(entry) for entry in node.processes.entries()}
+        return status
 
 
 def _http_ok(url: str, context: ssl.SSLContext | None = None) -> bool:

@@ -154,14 +154,15 @@ def issue_missing_clients(directory: Path) -> list[str]:
     return [client.name for client in missing]
 
 
-def issue_kubelet(directory: Path, node_name: str, node_ip: str) -> None:
-    """The kubelet's two certificates: its user for the Node authorizer (system:node:NAME in system:nodes)
-    and its serving certificate for the API server's exec/logs connections."""
+def issue_kubelet(directory: Path, target: Path, node_name: str, node_ip: str) -> None:
+    """A kubelet's two certificates, in ``target`` (each node's own) from the CA in ``directory``: its user
+    for the Node authorizer (system:node:NAME in system:nodes) and its serving certificate for the API
+    server's exec/logs connections."""
     ca = Authority.load(directory, "ca")
     user = _name(f"system:node:{node_name}", ("system:nodes",))
-    ca.issue(directory, "kubelet-client", user, ExtendedKeyUsageOID.CLIENT_AUTH)
+    ca.issue(target, "kubelet-client", user, ExtendedKeyUsageOID.CLIENT_AUTH)
     alt_names: list[x509.GeneralName] = [x509.DNSName(node_name), x509.IPAddress(ipaddress.ip_address(node_ip))]
-    ca.issue(directory, "kubelet-serving", _name(node_name), ExtendedKeyUsageOID.SERVER_AUTH, alt_names)
+    ca.issue(target, "kubelet-serving", _name(node_name), ExtendedKeyUsageOID.SERVER_AUTH, alt_names)
 
 
 def issue_registry(directory: Path, target: Path, node_ip: str) -> None:

@@ -1,18 +1,20 @@
-"""One real node for the local cluster: kubelet, containerd, runc, the bridge CNI, CoreDNS, and
-kube-router's NetworkPolicy controller.
+"""A real node of the local cluster: kubelet, containerd, runc, the bridge CNI, CoreDNS, and kube-router's
+NetworkPolicy controller. A cluster has one or several; node 0 also serves the image registry.
 
-Everything node-side runs in a network namespace made here, so nothing listens outside loopback or that
-namespace:
+Everything node-side runs in a network namespace made here, so nothing listens outside loopback, that
+namespace or the link between the nodes (kompi_engine.fabric):
 
-- the node's address (NODE_IP) is on the namespace's loopback (this kernel has no dummy device);
+- the node's address (NODE_IP) is on its ``eth0``, its end of that link; each node routes the other
+  nodes' pod subnets to their addresses, so pods on two nodes reach each other unencapsulated;
 - the kubelet reaches the API server (127.0.0.1 on the host) through a socat pair over a unix socket, and
   pods reach it at the `kubernetes` Service's IP, which is another address on the namespace's loopback;
 - the API server reaches the kubelet (exec, logs) at NODE_IP on the host's loopback, the other way round;
-- pods get the namespace's bridge and CoreDNS on NODE_IP as their nameserver (no kube-proxy: kompi's
-  workers are found through a headless Service, which DNS answers without one);
+- pods get the namespace's bridge and the node's own CoreDNS on NODE_IP as their nameserver (no
+  kube-proxy: kompi's workers are found through a headless Service, which DNS answers without one; a
+  DNS server per node, as a node-local cache, so that a lost node takes no other node's DNS with it);
 - bridged pod traffic passes the namespace's iptables, where kube-router enforces NetworkPolicy.
-- an image registry (node_registry) listens on NODE_IP inside the namespace for containerd, and on the
-  host's loopback through another socat pair for `podman push`.
+- node 0's image registry (node_registry) listens on its NODE_IP inside the namespace for every node's
+  containerd, and on the host's loopback through another socat pair for `podman push`.
 """
 
 from __future__ import annotations
@@ -32,14 +34,14 @@ import yaml
 
 from kompi_components.kube.conditions import is_ready
 from kompi_engine import node_images
+from kompi_engine.fabric import DEFAULT_MTU, Fabric
 from kompi_engine.node_binaries import COREDNS, KUBE_ROUTER, KUBELET, PAUSE, REGISTRY
 from kompi_engine.node_registry import PORT, NodeRegistry
 from kompi_engine.pki import issue_kubelet
 from kompi_engine.processes import ProcessTable
 
-NODE_NAME = "kompi-node"
-POD_SUBNET = "10.88.0.0/24"  # the bridge inside the namespace; pods of two nodes never meet
-POD_GATEWAY = "10.88.0.1"
+NODE_NAME = "kompi-node"  # node 0's; node N's is kompi-node-N
+MAX_NODES = 8
 CNI_PLUGINS = Path("/usr/lib/cni")  # Debian's containernetworking-plugins
 HOST_TOOLS = ("containerd", "containerd-shim-runc-v2", "runc", "ctr", "socat", "nsenter", "ip", "iptables", "ipset")
 # the API server's clients first, the runtime after the kubelet, the proxies last
@@ -64,35 +66,85 @@ class RealNodeError(RuntimeError):
 
 @dataclass(frozen=True)
 class NodeAddresses:
-    """Where this node lives; derived from the cluster's API port, so a test cluster's node (other
-    ports) does not collide with a user's."""
+    """Where node ``index`` of a cluster lives; derived from the cluster's API port, so a test cluster's
+    nodes (other ports) do not collide with a user's."""
 
     netns: str
     node_ip: str
     kubelet_port: int
+    index: int = 0
+
+    @property
+    def name(self) -> str:
+        return f"{NODE_NAME}-{self.index}" if self.index else NODE_NAME
 
     @property
     def cgroup_root(self) -> str:
         """The node's cgroup hierarchy (under each of the host's), named as its network namespace."""
         return self.netns
 
+    @property
+    def pod_subnet(self) -> str:
+        return f"10.88.{self.index}.0/24"
+
+    @property
+    def pod_gateway(self) -> str:
+        return f"10.88.{self.index}.1"
+
+    @property
+    def fabric_port(self) -> str:
+        """The node's port on the cluster's switch."""
+        return f"n{self.index}"
+
     @classmethod
-    def for_cluster(cls, apiserver_port: int) -> NodeAddresses:
-        # one per port block, shifted ones included (blocks are multiples of 100 apart)
-        index = (apiserver_port - 16443) // 100 % 250
-        return cls(f"kompi-node-{apiserver_port}", f"10.213.{index}.1", 10250 + apiserver_port - 16443)
+    def for_cluster(cls, apiserver_port: int, index: int = 0) -> NodeAddresses:
+        # one subnet per port block, shifted ones included (blocks are multiples of 100 apart)
+        block = (apiserver_port - 16443) // 100 % 250
+        suffix = f"-{index}" if index else ""
+        return cls(
+            f"kompi-node-{apiserver_port}{suffix}", f"10.213.{block}.{index + 1}", 10250 + apiserver_port - 16443, index
+        )
+
+    @staticmethod
+    def fabric_for(apiserver_port: int, mtu: int = DEFAULT_MTU) -> Fabric:
+        """The link between the cluster's nodes: they share the /24 of their addresses."""
+        return Fabric(f"kompi-fabric-{apiserver_port}", 24, mtu)
+
+
+def node_state(cluster_state: Path, index: int) -> Path:
+    return cluster_state / ("node" if index == 0 else f"node-{index}")
 
 
 class RealNode:
-    def __init__(self, state: Path, bin_dir: Path, apiserver_port: int, service_ip: str) -> None:
+    def __init__(
+        self,
+        state: Path,
+        bin_dir: Path,
+        apiserver_port: int,
+        service_ip: str,
+        index: int = 0,
+        count: int = 1,
+        mtu: int = DEFAULT_MTU,
+    ) -> None:
         self.cluster_state = state
-        self.state = state / "node"
+        self.state = node_state(state, index)
         self.bin = bin_dir
         self.apiserver_port = apiserver_port
         self.service_ip = service_ip
-        self.addresses = NodeAddresses.for_cluster(apiserver_port)
+        self.addresses = NodeAddresses.for_cluster(apiserver_port, index)
+        self.peers = [NodeAddresses.for_cluster(apiserver_port, other) for other in range(count) if other != index]
+        self.fabric = NodeAddresses.fabric_for(apiserver_port, mtu)
         self.processes = ProcessTable(self.state)
-        self.registry = NodeRegistry(self.state / "registry", self.cluster_state / "pki", self.addresses.node_ip)
+        first = NodeAddresses.for_cluster(apiserver_port)
+        self.registry = NodeRegistry(node_state(state, 0) / "registry", self.cluster_state / "pki", first.node_ip)
+
+    @property
+    def name(self) -> str:
+        return self.addresses.name
+
+    @property
+    def serves_registry(self) -> bool:
+        return self.addresses.index == 0
 
     # ------------------------------------------------------------------ helpers
     @property
@@ -148,7 +200,7 @@ class RealNode:
             )
         if os.geteuid() != 0:
             raise RealNodeError("a real node runs a kubelet and containerd: run as root")
-        for binary in (KUBELET, COREDNS, PAUSE, KUBE_ROUTER, REGISTRY):
+        for binary in (KUBELET, COREDNS, PAUSE, KUBE_ROUTER, *([REGISTRY] if self.serves_registry else [])):
             if not (self.bin / binary).exists():
                 raise RealNodeError(f"missing {binary} in {self.bin}: run bin/kompi engine build")
 
@@ -164,6 +216,8 @@ class RealNode:
             images = {name: images[name] for name in image_names}
         if self.netns_path.exists():
             raise RealNodeError(f"network namespace {self.addresses.netns} exists: bin/kompi local down first")
+        if not self.fabric.exists():
+            self.fabric.up()  # the first node's; the cluster removes it after the last node
         started = time.monotonic()
         for directory in ("containerd", "kubelet", "cni/net.d", "pki", "images", "pod-logs"):
             (self.state / directory).mkdir(parents=True, exist_ok=True)
@@ -187,9 +241,9 @@ class RealNode:
         a = self.addresses
         self._run("ip", "netns", "add", a.netns)
         self._run("ip", "-n", a.netns, "link", "set", "lo", "up")
-        self._run("ip", "-n", a.netns, "addr", "add", f"{a.node_ip}/32", "dev", "lo")
         self._run("ip", "-n", a.netns, "addr", "add", f"{self.service_ip}/32", "dev", "lo")
         self._run("ip", "addr", "add", f"{a.node_ip}/32", "dev", "lo")  # the API server's way to the kubelet
+        self.fabric.attach(a.netns, a.fabric_port, a.node_ip, {peer.pod_subnet: peer.node_ip for peer in self.peers})
         self._run(*self.in_netns, "sysctl", "-qw", "net.ipv4.ip_forward=1")
         # bridged pod-to-pod packets through iptables, where the NetworkPolicy controller filters them
         self._run(*self.in_netns, "sysctl", "-qw", "net.bridge.bridge-nf-call-iptables=1")
@@ -221,12 +275,13 @@ class RealNode:
             "type": "bridge",
             "bridge": "cni0",
             "isGateway": True,
-            "ipMasq": False,  # nowhere to masquerade to: the namespace has no uplink
+            "ipMasq": False,  # pod addresses are routed between the nodes, and there is no uplink beyond them
             "hairpinMode": True,
+            "mtu": self.fabric.mtu,  # the link's: pod packets cross it unencapsulated
             "ipam": {
                 "type": "host-local",
                 "dataDir": str(self.state / "cni" / "ipam"),
-                "ranges": [[{"subnet": POD_SUBNET, "gateway": POD_GATEWAY}]],
+                "ranges": [[{"subnet": self.addresses.pod_subnet, "gateway": self.addresses.pod_gateway}]],
                 "routes": [{"dst": "0.0.0.0/0"}],
             },
         }
@@ -265,10 +320,14 @@ class RealNode:
         self._wait("containerd", 30, self.containerd_socket.exists)
 
     def _registry(self, log: Callable[[str], None]) -> None:
-        """The registry in the namespace, and its address on the host's loopback for `podman push`."""
+        """Node 0: the registry in the namespace, and its address on the host's loopback for `podman push`.
+        Every node: containerd's trust in it (read at each pull: containerd may run already)."""
         registry = self.registry
+        if not self.serves_registry:
+            registry.trust(self.state / "containerd" / "certs.d")
+            return
         registry.prepare()
-        registry.trust(self.state / "containerd" / "certs.d")  # read at each pull: containerd may run already
+        registry.trust(self.state / "containerd" / "certs.d")
         self.processes.start(
             "registry", [str(self.bin / REGISTRY), "serve", str(registry.config_file)], None, self.in_netns
         )
@@ -337,8 +396,8 @@ class RealNode:
 
     def _kubelet(self) -> None:
         self._cgroup_root()
-        a, pki = self.addresses, self.cluster_state / "pki"
-        issue_kubelet(pki, NODE_NAME, a.node_ip)
+        a, pki, own = self.addresses, self.cluster_state / "pki", self.state / "pki"
+        issue_kubelet(pki, own, self.name, a.node_ip)
         (self.state / "resolv.conf").write_text(f"nameserver {a.node_ip}\n")
         config = {
             "apiVersion": "kubelet.config.k8s.io/v1beta1",
@@ -354,8 +413,8 @@ class RealNode:
                 "x509": {"clientCAFile": str(pki / "ca.crt")},
             },
             "authorization": {"mode": "Webhook"},
-            "tlsCertFile": str(pki / "kubelet-serving.crt"),
-            "tlsPrivateKeyFile": str(pki / "kubelet-serving.key"),
+            "tlsCertFile": str(own / "kubelet-serving.crt"),
+            "tlsPrivateKeyFile": str(own / "kubelet-serving.key"),
             "cgroupDriver": "cgroupfs",
             "failCgroupV1": False,  # this host has cgroup v1
             # the node's own hierarchy: a kubelet kills the processes of every pod cgroup under its root that
@@ -380,8 +439,8 @@ class RealNode:
             {
                 "name": "kubelet",
                 "user": {
-                    "client-certificate": str(pki / "kubelet-client.crt"),
-                    "client-key": str(pki / "kubelet-client.key"),
+                    "client-certificate": str(own / "kubelet-client.crt"),
+                    "client-key": str(own / "kubelet-client.key"),
                 },
             }
         ]
@@ -392,7 +451,7 @@ class RealNode:
             f"--config={self.state / 'kubelet.yaml'}",
             f"--kubeconfig={self.state / 'kubelet.kubeconfig'}",
             f"--root-dir={self.state / 'kubelet'}",
-            f"--hostname-override={NODE_NAME}",
+            f"--hostname-override={self.name}",
             f"--node-ip={a.node_ip}",
             "--node-labels=kompi.io/real-node=true",
         ]
@@ -410,7 +469,7 @@ class RealNode:
             "--run-router=false",
             "--run-service-proxy=false",
             "--enable-cni=false",
-            f"--hostname-override={NODE_NAME}",
+            f"--hostname-override={self.name}",
             f"--health-port={20244 + self.apiserver_port - 16443}",
             "--metrics-port=0",
         ]
@@ -425,14 +484,14 @@ class RealNode:
         return result.returncode == 0
 
     def _node_ready(self) -> bool:
-        status = self._kubectl("get", "node", NODE_NAME, "-o", "json", check=False)
+        status = self._kubectl("get", "node", self.name, "-o", "json", check=False)
         if not status:
             return False
         return is_ready(json.loads(status))
 
     def _wait_ready(self, started: float, log: Callable[[str], None]) -> None:
-        self._wait(f"node {NODE_NAME}", 120, self._node_ready)
-        log(f"real node {NODE_NAME} Ready in {time.monotonic() - started:.1f} s")
+        self._wait(f"node {self.name}", 120, self._node_ready)
+        log(f"real node {self.name} Ready in {time.monotonic() - started:.1f} s")
 
     def _wait(self, what: str, timeout: float, ready: Callable[[], bool]) -> None:
         deadline = time.monotonic() + timeout
@@ -451,27 +510,38 @@ class RealNode:
         return bool(self.processes.entries()) or self.netns_path.exists()
 
     def down(self) -> list[str]:
-        """Stop the node's pods, then its processes; unmount, delete the namespaces and the host address."""
+        """Stop the node's pods, then its processes; unmount, delete the namespaces, the host address and the
+        Node object."""
         running = {entry.name for entry in self.processes.running()}
         if "kubelet" in running:
             # cordoned first, so controllers cannot place the pods again; the kubelet then tears each one
             # down (containers, CNI DEL, the pod's network namespace, unmounts) while everything still runs
-            self._kubectl("cordon", NODE_NAME, check=False)
-            selector = f"--field-selector=spec.nodeName={NODE_NAME}"
+            self._kubectl("cordon", self.name, check=False)
+            selector = f"--field-selector=spec.nodeName={self.name}"
             self._kubectl("delete", "pods", "-A", selector, "--grace-period=5", "--timeout=60s", check=False)
-        if "containerd" in running:
+        stopped = self._stop(grace=10.0)
+        self._kubectl("delete", "node", self.name, "--ignore-not-found", check=False)
+        return stopped
+
+    def power_off(self) -> list[str]:
+        """The node as a machine that lost power: every container and process killed at once, its link gone;
+        the Node object and its pods stay, for Kubernetes to find the node lost. `up` starts it again (its
+        images and containerd's store kept), and the kubelet then starts the pods still bound to it."""
+        return self._stop(grace=0.0)
+
+    def _stop(self, grace: float) -> list[str]:
+        if any(entry.name == "containerd" for entry in self.processes.running()):
             self._remove_leftover_containers()
         stopped: list[str] = []
         for group in STOP_ORDER:
-            stopped += self.processes.stop(group)
+            stopped += self.processes.stop(group, grace)
         self._kill_shims()
         self._unmount()
-        self._kubectl("delete", "node", NODE_NAME, "--ignore-not-found", check=False)
         for link in Path("/var/log/containers").glob("*.log"):
             if link.is_symlink() and str(os.readlink(link)).startswith(str(self.state)):
                 link.unlink()
         if self.netns_path.exists():
-            self._run("ip", "netns", "delete", self.addresses.netns, check=False)
+            self._run("ip", "netns", "delete", self.addresses.netns, check=False)  # its end of the link with it
         self._run("ip", "addr", "del", f"{self.addresses.node_ip}/32", "dev", "lo", check=False)
         self._remove_pod_cgroups()
         return stopped

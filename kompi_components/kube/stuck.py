@@ -29,6 +29,7 @@ CRASH = "CrashLoopBackOff"
 CRASH_REASONS = frozenset({CRASH})
 UNSCHEDULABLE = "Unschedulable"
 NODE_LOST = "NodeNotReady"
+OUT_OF_SERVICE_TAINT = "node.kubernetes.io/out-of-service=nodeshutdown:NoExecute"
 
 
 CANNOT_PULL = "ImagePull"  # the kubelet alternates ErrImagePull and ImagePullBackOff: one state
@@ -120,12 +121,16 @@ def on_lost_node(pod: Mapping[str, Any], node: Mapping[str, Any] | None) -> Stuc
     name = pod.get("spec", {}).get("nodeName")
     if not name or not is_lost(node):
         return None
-    state = "is gone" if node is None else "is not Ready"
+    if node is None:
+        fix = "its pods go with it and are made again on a node with room: add one if none has"
+        return Stuck(NODE_LOST, f"is on node {name}, which is gone ({fix})")
+    # Not Ready may be a node cut off that still runs the pod: only the operator knows it is off. The taint
+    # makes Kubernetes delete its pods (and detach their volumes), and the StatefulSet makes them again.
     fix = (
-        f"bring the node back, or delete its Node object (kubectl delete node {name}) and the pod is made again "
-        "on another node"
+        f"bring the node back; or, once it is sure to be off, take it out of service: kubectl taint node {name} "
+        f"{OUT_OF_SERVICE_TAINT}, and its pods are made again on other nodes"
     )
-    return Stuck(NODE_LOST, f"is on node {name}, which {state} ({fix})")
+    return Stuck(NODE_LOST, f"is on node {name}, which is not Ready ({fix})")
 
 
 def _containers(pod: Mapping[str, Any]) -> list[dict[str, Any]]:

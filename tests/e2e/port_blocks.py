@@ -29,6 +29,8 @@ class PortBlock(enum.IntEnum):
     RESTARTS = 9000  # tests/e2e/test_local_restart.py
     LOST_NODES = 10000  # tests/e2e/test_lost_node.py
     FIRST_RUN = 11000  # tests/e2e/node/test_first_run.py: the real node `kompi up --local` starts itself
+    SEVERAL_NODES = 12000  # tests/e2e/nodes/conftest.py: three real nodes, for that package
+    BENCH_NODES = 13000  # bench/nodes.py: real nodes across a link, native against kompi
 
     @property
     def ports(self) -> Ports:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import astuple
 
 from kompi_engine.local_cluster import Ports
-from kompi_engine.real_node import NodeAddresses
+from kompi_engine.real_node import MAX_NODES, NodeAddresses
 from tests.e2e.port_blocks import PortBlock
 
 # a user's cluster, the test session's blocks, and a second session's (KOMPI_TEST_PORT_SHIFT=500)
@@ -24,6 +24,10 @@ def test_no_two_clusters_share_a_port() -> None:
 
 
 def test_no_two_real_nodes_share_an_address_or_a_namespace() -> None:
-    nodes = [NodeAddresses.for_cluster(ports.apiserver) for ports in CLUSTERS]
+    """Every cluster with its largest number of real nodes, and the link between them."""
+    nodes = [NodeAddresses.for_cluster(ports.apiserver, index) for ports in CLUSTERS for index in range(MAX_NODES)]
     assert not _repeated([node.node_ip for node in nodes]) and not _repeated([node.netns for node in nodes])
+    assert not _repeated([node.cgroup_root for node in nodes])
+    links = [NodeAddresses.fabric_for(ports.apiserver).netns for ports in CLUSTERS]
+    assert not _repeated(links) and not set(links) & {node.netns for node in nodes}
     assert nodes[0].kubelet_port == 10250  # a user's node: the kubelet's usual port

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from kompi_engine.fabric import Fabric, FabricError, check_mtu
 from kompi_engine.node_images import PAUSE_IMAGE, write_pause_archive
 from kompi_engine.real_node import RealNode, RealNodeError, _toml
 
@@ -60,3 +61,27 @@ def test_each_node_has_a_cgroup_root_of_its_own() -> None:
     ours, theirs = RealNode(Path("/s"), Path("/b"), 16443, "x"), RealNode(Path("/t"), Path("/b"), 18443, "x")
     assert ours.addresses.cgroup_root != theirs.addresses.cgroup_root
     assert "kubepods" not in ours.addresses.cgroup_root  # not the default root, which other kubelets use
+
+
+def test_the_nodes_of_one_cluster_have_their_own_names_addresses_and_pod_subnets_and_route_to_each_other() -> None:
+    nodes = [RealNode(Path("/s"), Path("/b"), 16443, "10.96.0.1", index, 3, mtu=9000) for index in range(3)]
+    assert [node.name for node in nodes] == ["kompi-node", "kompi-node-1", "kompi-node-2"]
+    assert [node.addresses.node_ip for node in nodes] == ["10.213.0.1", "10.213.0.2", "10.213.0.3"]
+    assert [node.addresses.pod_subnet for node in nodes] == ["10.88.0.0/24", "10.88.1.0/24", "10.88.2.0/24"]
+    assert [node.state.name for node in nodes] == ["node", "node-1", "node-2"]
+    assert len({node.addresses.netns for node in nodes} | {node.addresses.cgroup_root for node in nodes}) == 3
+    # each routes the others' pod subnets to their addresses, over one link of the cluster's MTU
+    assert {(peer.pod_subnet, peer.node_ip) for peer in nodes[1].peers} == {
+        ("10.88.0.0/24", "10.213.0.1"),
+        ("10.88.2.0/24", "10.213.0.3"),
+    }
+    assert {node.fabric for node in nodes} == {Fabric("kompi-fabric-16443", 24, 9000)}
+    # node 0 serves the registry; every node trusts the same one
+    assert [node.serves_registry for node in nodes] == [True, False, False]
+    assert {node.registry.address for node in nodes} == {"10.213.0.1:5000"}
+
+
+@pytest.mark.parametrize("mtu", [1279, 9001])
+def test_an_mtu_no_link_carries_is_refused(mtu: int) -> None:
+    with pytest.raises(FabricError, match=rf"--mtu {mtu}: expected 1280 to 9000"):
+        check_mtu(mtu)

@@ -301,8 +301,12 @@ def test_a_pod_on_a_node_that_is_gone_or_not_ready_fails_the_rollout_naming_the_
     clock = FakeClock()
     api = FakeApi([pod(0, "old")], nodes={} if node is None else {"n": _node(node)})
     api.replacement = lambda ordinal: _bound("n")
-    state = "is gone" if node is None else "is not Ready"
-    with pytest.raises(RolloutError, match=rf"c-worker-0 is on node n, which {state} \(.*kubectl delete node n\)"):
+    said = (
+        r"is gone \(its pods go with it"
+        if node is None
+        else r"is not Ready \(.*kubectl taint node n node.kubernetes.io/out-of-service"
+    )
+    with pytest.raises(RolloutError, match=rf"c-worker-0 is on node n, which {said}"):
         _rollout(clock).run(api, api)  # type: ignore[arg-type]
     assert clock.now < GIVE_UP_SECONDS + 2 * PODS_SECONDS + 10
 

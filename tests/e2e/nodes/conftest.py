@@ -1,0 +1,83 @@
+"""A local cluster of three real nodes for this package (tests/e2e/nodes): each node its own network
+namespace with its own kubelet, containerd, CoreDNS and NetworkPolicy controller, joined by one link
+(kompi_engine.fabric). Started once for the package and stopped after it, checking that `down` leaves
+nothing behind."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from kompi_engine.first_node import flavor_of
+from kompi_engine.local_cluster import LocalCluster
+from kompi_engine.real_node import NODE_NAME
+from tests.e2e.live import Kubectl
+from tests.e2e.node.conftest import SMALL_POD
+from tests.e2e.node.faults import Stack
+from tests.e2e.port_blocks import PortBlock
+from tests.e2e.project import Project
+from tests.images.conftest import container_tools, images  # noqa: F401  (fixtures: build kompi's images)
+
+NODES = 3
+ON_THE_FIRST_NODE = {"nodeSelector": {"kubernetes.io/hostname": NODE_NAME}}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if Path(__file__).parent in item.path.parents:
+            item.add_marker(pytest.mark.containers)  # kompi's images run here
+
+
+def leftovers(cluster: LocalCluster) -> list[str]:
+    """What of the cluster's nodes outlives `down`: network namespaces, host addresses, cgroups, processes."""
+    nodes = cluster.real_node_list
+    listed = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True, check=True).stdout.split()
+    found = [f"netns {name}" for name in [n.addresses.netns for n in nodes] + [cluster.fabric.netns] if name in listed]
+    on_lo = subprocess.run(["ip", "-o", "addr", "show", "dev", "lo"], capture_output=True, text=True, check=True).stdout
+    found += [f"address {n.addresses.node_ip}" for n in nodes if f" {n.addresses.node_ip}/" in on_lo]
+    found += [f"cgroup {path}" for n in nodes for path in Path("/sys/fs/cgroup").glob(f"*/{n.addresses.cgroup_root}")]
+    return found + [f"process {name}" for name, alive in cluster.status().items() if alive]
+
+
+@pytest.fixture(scope="package")
+def nodes(engine_bin: Path, images: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCluster]:  # noqa: F811
+    local = LocalCluster(
+        state=tmp_path_factory.mktemp("nodes"),
+        bin=engine_bin,
+        ports=PortBlock.SEVERAL_NODES.ports,
+        real_node=True,
+        real_nodes=NODES,
+        node_images=tuple(images.values()),
+    )
+    local.up(print)
+    try:
+        yield local
+    finally:
+        local.down()
+        # after every stack of the package is destroyed: `down` undoes exactly what `up` did
+        assert not leftovers(local), leftovers(local)
+
+
+@pytest.fixture(scope="package")
+def nodes_kubectl(nodes: LocalCluster) -> Kubectl:
+    return Kubectl(nodes.bin / "kubectl", nodes.kubeconfig)
+
+
+def spread_stack(
+    nodes: LocalCluster, kubectl: Kubectl, directory: Path, name: str, image: str, workers: int
+) -> tuple[Project, Stack]:
+    """A dev stack of ``workers`` workers, at most one per node, its master on the first node."""
+    project = Project.copy_of("dev", directory, nodes.kubeconfig)
+    project.set(
+        clusterName=name,
+        namespace=name,
+        workers=workers,
+        oneWorkerPerNode=True,
+        imageTag=image.split(":", 1)[1],
+        masterPod=SMALL_POD | ON_THE_FIRST_NODE,
+        workerPod=SMALL_POD,
+    )
+    return project, Stack(kubectl, nodes, flavor_of(image.split(":", 1)[1]), name, workers)
