@@ -74,6 +74,22 @@ class NetworkPolicySettingsArgs(TypedDict, total=False):
     "CIDR blocks allowed to reach the master's sshd from outside the cluster (default: [])"
 
 
+class HostNetworkSettingsArgs(TypedDict, total=False):
+    "Host network settings"
+
+    enabled: bool
+    (
+        "master and workers on their nodes' network, for MPI bandwidth (opt-in; weaker isolation: docs/security.md): "
+        "one kompi pod per node; needs mpiInterfaces and networkPolicy.enabled false (default: false)"
+    )
+
+    mpi_interfaces: str | None
+    (
+        "the nodes' interfaces for MPI (Open MPI's btl and oob tcp_if_include; used with enabled): names or IPv4 CIDR "
+        "blocks, comma-separated, e.g. ens5 or 10.0.0.0/16 (default: null)"
+    )
+
+
 class GangSettingsArgs(TypedDict, total=False):
     "Gang scheduling settings"
 
@@ -283,6 +299,9 @@ class ClusterArgs(TypedDict, total=False):
 
     network_policy: NetworkPolicySettingsArgs
     "NetworkPolicy settings"
+
+    host_network: HostNetworkSettingsArgs
+    "host network settings"
 
     gang_scheduling: GangSettingsArgs
     "gang scheduling settings"

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from kompi_components import naming
+from kompi_components import contract, naming
 from kompi_components.config import mounts
-from kompi_components.config.errors import ConfigError
+from kompi_components.config.errors import MISSING, ConfigError
 from kompi_components.config.schema import SHARED_ACCESS_MODES, KompiConfig, PodSettings
 
 GPU_RESOURCE = "nvidia.com/gpu"
@@ -152,6 +152,49 @@ def _check_master_compute(config: KompiConfig) -> None:
         )
 
 
+HOST_NETWORK = "with kompi:hostNetwork.enabled"
+
+
+def _check_host_network(config: KompiConfig) -> None:
+    if not config.host_network.enabled:
+        return
+    if config.host_network.mpi_interfaces is None:
+        raise ConfigError(
+            "hostNetwork.mpiInterfaces",
+            MISSING,
+            f"the nodes' interfaces for MPI {HOST_NETWORK}, such as ens5 or 10.0.0.0/16 (the image's eth0 is the "
+            "pod's interface, which a node rarely has)",
+        )
+    if config.network_policy.enabled:
+        raise ConfigError(
+            "networkPolicy.enabled",
+            True,
+            f"false {HOST_NETWORK}: a NetworkPolicy cannot fence host-network pods (set kompi:networkPolicy.enabled "
+            "to false with kompi:hostNetwork; docs/security.md)",
+        )
+    if config.network_policy.ssh_allow_from:
+        raise ConfigError(
+            "networkPolicy.sshAllowFrom",
+            config.network_policy.ssh_allow_from,
+            f"[] {HOST_NETWORK}: no NetworkPolicy applies to host-network pods (limit who reaches the nodes' port "
+            f"{contract.SSH_PORT} with the nodes' own firewall)",
+        )
+    if config.master_pod.compute:
+        # kompi-discover lists a compute master under its hostname, which on the host network is the node's.
+        raise ConfigError(
+            "masterPod.compute",
+            True,
+            f"false {HOST_NETWORK}: the master's hostfile line is its hostname, which there is the node's",
+        )
+    if config.run_as_root:
+        raise ConfigError(
+            "runAsRoot",
+            True,
+            f"false {HOST_NETWORK}: root pods keep the runtime's default capabilities (NET_RAW among them), "
+            "which on the node's network reach the node's own traffic",
+        )
+
+
 def check_cross_field_rules(config: KompiConfig) -> None:
     """Raise ConfigError for the first rule that the config breaks."""
     _check_namespace(config)
@@ -161,6 +204,7 @@ def check_cross_field_rules(config: KompiConfig) -> None:
     _check_raw_claims(config)
     _check_gpus(config)
     _check_master_compute(config)
+    _check_host_network(config)
     mounts.check_volumes(config)
     mounts.check_mount_paths(config)
     _check_app_names(config)

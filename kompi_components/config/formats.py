@@ -31,6 +31,39 @@ def cidr_problem(value: str) -> str | None:
     return None if "/" in value else "a CIDR block such as 10.0.0.0/8 (with its /prefix length)"
 
 
+# Open MPI's *_if_include: a comma-separated list (no spaces: Open MPI does not strip them) of interface
+# names, which it tells apart by their first letter, and IPv4 blocks a.b.c.d/n (it resolves no other CIDRs).
+INTERFACE_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9._-]{0,14}$")  # Linux: at most 15 characters
+INTERFACES_EXPECTED = (
+    "interface names or IPv4 CIDR blocks, comma-separated without spaces (e.g. ens5 or bond0.100,10.0.0.0/16)"
+)
+
+
+def _interface_problem(item: str) -> str | None:
+    if INTERFACE_NAME.match(item):
+        return None
+    if not item:
+        return "an empty entry"
+    try:
+        network = ipaddress.ip_network(item, strict=False)
+    except ValueError:
+        return (
+            f"'{item}' is neither an interface name (a letter, then at most 14 letters, digits, '.', '_' or '-') "
+            "nor an IPv4 CIDR block"
+        )
+    if network.version != 4:
+        return f"'{item}' is IPv6: Open MPI selects interfaces by IPv4 blocks only (name the interface instead)"
+    return None if "/" in item else f"'{item}' has no /prefix length"
+
+
+def interfaces_problem(value: str) -> str | None:
+    for item in value.split(","):
+        problem = _interface_problem(item)
+        if problem:
+            return f"{INTERFACES_EXPECTED}: {problem}"
+    return None
+
+
 def resources_problem(value: dict[str, Any]) -> str | None:
     """requests/limits maps of quantities: the builders merge into them (GPU limits)."""
     if set(value) - {"requests", "limits", "claims"}:

@@ -81,6 +81,7 @@ ClusterName = Annotated[str, _dns_label(CLUSTER_NAME_MAX)]
 ObjectName = Annotated[str, _matches(DNS_SUBDOMAIN, "a Kubernetes object name (DNS-1123 subdomain)")]
 Quantity = Annotated[str, _checked(formats.quantity_problem)]
 Cidr = Annotated[str, _checked(formats.cidr_problem)]
+Interfaces = Annotated[str, _checked(formats.interfaces_problem)]
 AbsolutePath = Annotated[str, AfterValidator(_absolute_path)]
 RelativePath = Annotated[str, AfterValidator(_relative_path)]
 ImageRepository = Annotated[str, _checked(image_ref.repository_problem)]
@@ -123,6 +124,19 @@ class NetworkPolicySettings(Model):
     enabled: bool = Field(default=True, description="pods accept traffic only from pods of the same cluster")
     ssh_allow_from: list[Cidr] = Field(
         default_factory=list, description="CIDR blocks allowed to reach the master's sshd from outside the cluster"
+    )
+
+
+class HostNetworkSettings(Model):
+    enabled: bool = Field(
+        default=False,
+        description="master and workers on their nodes' network, for MPI bandwidth (opt-in; weaker isolation: "
+        "docs/security.md): one kompi pod per node; needs mpiInterfaces and networkPolicy.enabled false",
+    )
+    mpi_interfaces: Interfaces | None = Field(
+        default=None,
+        description="the nodes' interfaces for MPI (Open MPI's btl and oob tcp_if_include; used with enabled): "
+        "names or IPv4 CIDR blocks, comma-separated, e.g. ens5 or 10.0.0.0/16",
     )
 
 
@@ -330,6 +344,7 @@ class KompiConfig(Model):
     network_policy: NetworkPolicySettings = Field(
         default_factory=NetworkPolicySettings, description="NetworkPolicy settings"
     )
+    host_network: HostNetworkSettings = Field(default_factory=HostNetworkSettings, description="host network settings")
     gang_scheduling: GangSettings = Field(default_factory=GangSettings, description="gang scheduling settings")
     app_code: list[AppCode] = Field(default_factory=list, description="git repositories fetched into every pod")
     app_code_fetcher: Literal["kompi", "git-sync"] = Field(

@@ -48,6 +48,8 @@ BASE: dict[str, Any] = {
     "dataVolumes": [{"name": "train", "size": "50Gi", "mountPath": "/train"}],
     "dataPreparation": {"command": ["python3", "/repo/prepare.py", "/train"]},
 }
+# Host networking needs the interfaces and no NetworkPolicy (config/checks.py).
+_HOST_NETWORK = {"networkPolicy.enabled": False, "hostNetwork.mpiInterfaces": "10.0.0.0/16"}
 _ONE_SHOT = {"oneShot": {"enabled": True, "command": "mpiexec python3 /repo/train.py"}}
 _DATA_PATHS = ("workerVolume", "dataVolumes")
 
@@ -114,6 +116,8 @@ EXAMPLES: list[Example] = [
     _example("oneWorkerPerNode", True),
     _example("networkPolicy.enabled", False),
     _example("networkPolicy.sshAllowFrom", ["10.0.0.0/8"]),
+    _example("hostNetwork.enabled", True, _HOST_NETWORK),
+    _example("hostNetwork.mpiInterfaces", "ens5", _HOST_NETWORK | {"hostNetwork.enabled": True}),
     _example("gangScheduling.enabled", False),
     _example("gangScheduling.mode", "volcano"),
     _example("gangScheduling.schedulerName", "my-scheduler"),

@@ -9,6 +9,7 @@ from typing import Any
 from kompi_components.config.schema import KompiConfig
 from kompi_components.manifests.data import claims
 from kompi_components.manifests.gang import gang_objects
+from kompi_components.manifests.host_network import pod_security_level
 from kompi_components.manifests.meta import Manifest
 from kompi_components.manifests.namespace import namespace
 from kompi_components.manifests.network_policy import network_policies
@@ -42,7 +43,7 @@ def build_cluster(config: KompiConfig, ssh_data: Mapping[str, Any] | Any) -> Clu
     names = cluster_names(config)
     data = claims(config, names)
     return ClusterObjects(
-        namespace=[namespace(names, config.run_as_root)] if config.create_namespace else [],
+        namespace=[namespace(names, pod_security_level(config))] if config.create_namespace else [],
         ssh=[ssh_secret(names, ssh_data)],
         network=[headless_service(names), *network_policies(config, names)],
         data=data,

@@ -16,6 +16,10 @@ from kompi_components.config.schema import KompiConfig
 from kompi_components.manifests.quantities import pod_requests
 
 YIELD_WHEN_IDLE = "OMPI_MCA_mpi_yield_when_idle"
+# The interfaces of MPI traffic (btl) and of the runtime's own (oob: Open MPI 4's ORTE, Open MPI 5's PRRTE).
+# The image's MCA files name eth0, the pod's interface; the environment wins over them, and each Open MPI
+# ignores the names of the other.
+IF_INCLUDE = ("OMPI_MCA_btl_tcp_if_include", "OMPI_MCA_oob_tcp_if_include", "PRTE_MCA_oob_tcp_if_include")
 
 
 def _cpus_short(resources: Mapping[str, Any], slots: int) -> bool:
@@ -31,6 +35,14 @@ def oversubscribed(config: KompiConfig) -> bool:
     return any(_cpus_short(resources, config.slots) for resources in rank_pods)
 
 
+def interface_env(config: KompiConfig) -> dict[str, str]:
+    """kompi:hostNetwork.mpiInterfaces on the host network; none on the pod network, where eth0 is right."""
+    interfaces = config.host_network.mpi_interfaces
+    if not config.host_network.enabled or interfaces is None:
+        return {}
+    return dict.fromkeys(IF_INCLUDE, interfaces)
+
+
 def mpi_env(config: KompiConfig) -> dict[str, str]:
     """Environment for every kompi pod; the same on all of them, since mpiexec forwards its own to the ranks."""
-    return {YIELD_WHEN_IDLE: "1"} if oversubscribed(config) else {}
+    return ({YIELD_WHEN_IDLE: "1"} if oversubscribed(config) else {}) | interface_env(config)

@@ -6,9 +6,8 @@ from kompi_components.manifests.meta import Manifest, manifest
 from kompi_components.naming import Names
 
 
-def namespace(names: Names, run_as_root: bool) -> Manifest:
-    # Root pods keep the runtime's default capabilities, which "restricted" forbids.
-    level = "baseline" if run_as_root else "restricted"
+def namespace(names: Names, level: str) -> Manifest:
+    """The namespace, enforcing (and warning at) Pod Security ``level`` (host_network.pod_security_level)."""
     labels = names.labels() | {
         "pod-security.kubernetes.io/enforce": level,
         "pod-security.kubernetes.io/warn": level,

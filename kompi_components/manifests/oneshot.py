@@ -37,7 +37,9 @@ def releases(config: KompiConfig) -> bool:
 
 def _container(config: KompiConfig, template: dict[str, Any]) -> None:
     (container,) = template["spec"]["containers"]
-    # No sshd on the one-shot master (it is not an MPI host), so no readiness probe and no port.
+    # No sshd on the one-shot master (it is not an MPI host), so no readiness probe and no port. On the host
+    # network (where mpiexec needs it, for the workers' daemons to reach it) it claims no hostPort either: it may
+    # share a node with a worker.
     for key in ("startupProbe", "readinessProbe", "ports"):
         container.pop(key, None)
     container["command"] = [ENTRYPOINT]

@@ -8,7 +8,7 @@ from typing import Any, Literal
 from kompi_components import contract, naming
 from kompi_components.config.checks import GPU_RESOURCE
 from kompi_components.config.schema import KompiConfig, PodSettings
-from kompi_components.manifests import app_code, data
+from kompi_components.manifests import app_code, data, host_network
 from kompi_components.manifests.mpi_env import mpi_env
 from kompi_components.manifests.security import container_security_context, pod_security_context
 from kompi_components.naming import Names
@@ -110,7 +110,7 @@ def mpi_container(
         "imagePullPolicy": config.image_pull_policy,
         "command": [ENTRYPOINTS[role]],
         "env": _env(config, names, role),
-        "ports": [{"name": contract.SSH_PORT_NAME, "containerPort": contract.SSH_PORT, "protocol": "TCP"}],
+        "ports": [host_network.ssh_port(config)],
         "startupProbe": _startup_probe(),
         "readinessProbe": _readiness_probe(),
         "resources": resources,
@@ -127,6 +127,7 @@ def pod_template(
         # MPI talks over SSH, never to the Kubernetes API.
         "automountServiceAccountToken": False,
         "enableServiceLinks": False,
+        **host_network.pod_fields(config),
         "securityContext": pod_security_context(config),
         "initContainers": [app_code.init_container(config, app) for app in config.app_code],
         "containers": [mpi_container(config, names, role, settings, resources)],

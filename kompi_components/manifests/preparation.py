@@ -58,6 +58,7 @@ def _pod_labels(names: Names) -> dict[str, str]:
 
 
 def _job_spec(config: KompiConfig, names: Names, preparation: DataPreparation) -> dict[str, Any]:
+    # On the pod network even with kompi:hostNetwork: it runs no MPI.
     pod_spec: dict[str, Any] = {
         "restartPolicy": "Never",
         # The Job touches data only, never the Kubernetes API.
