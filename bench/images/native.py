@@ -44,14 +44,20 @@ class NativeMPI:
 
     def run(self, ranks: int, program: Path, timeout: float = 600) -> tuple[float, str]:
         """Wall seconds and stdout of one job; raises with stderr when it fails."""
-        env = {key: value for key, value in os.environ.items() if not key.startswith(("OMPI_", "PRTE_", "PMIX_"))}
         start = time.monotonic()
+        stdout = self.run_command(self.command(ranks, program), timeout=timeout)
+        return time.monotonic() - start, stdout
+
+    def run_command(self, command: list[str], extra_env: dict[str, str] | None = None, timeout: float = 600) -> str:
+        """stdout of one job launched by ``command`` (this flavor's mpiexec, maybe behind a prefix), without
+        the caller's Open MPI settings; raises with stderr when it fails."""
+        env = {key: value for key, value in os.environ.items() if not key.startswith(("OMPI_", "PRTE_", "PMIX_"))}
         result = subprocess.run(
-            self.command(ranks, program), capture_output=True, text=True, timeout=timeout, env=env, check=False
+            command, capture_output=True, text=True, timeout=timeout, env=env | (extra_env or {}), check=False
         )
         if result.returncode != 0:
-            raise RuntimeError(f"native {self.flavor} -n {ranks} failed:\n{result.stderr[-3000:]}")
-        return time.monotonic() - start, result.stdout
+            raise RuntimeError(f"native {self.flavor} ({' '.join(command[:4])} ...) failed:\n{result.stderr[-3000:]}")
+        return result.stdout
 
 
 def pinned_version(name: str) -> str:

@@ -11,18 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from kompi_engine.first_node import flavor_of
 from kompi_engine.local_cluster import LocalCluster
-from kompi_engine.real_node import NODE_NAME
 from tests.e2e.live import Kubectl
-from tests.e2e.node.conftest import SMALL_POD
-from tests.e2e.node.faults import Stack
 from tests.e2e.port_blocks import PortBlock
-from tests.e2e.project import Project
 from tests.images.conftest import container_tools, images  # noqa: F401  (fixtures: build kompi's images)
 
 NODES = 3
-ON_THE_FIRST_NODE = {"nodeSelector": {"kubernetes.io/hostname": NODE_NAME}}
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -64,20 +58,3 @@ def nodes(engine_bin: Path, images: dict[str, str], tmp_path_factory: pytest.Tem
 @pytest.fixture(scope="package")
 def nodes_kubectl(nodes: LocalCluster) -> Kubectl:
     return Kubectl(nodes.bin / "kubectl", nodes.kubeconfig)
-
-
-def spread_stack(
-    nodes: LocalCluster, kubectl: Kubectl, directory: Path, name: str, image: str, workers: int
-) -> tuple[Project, Stack]:
-    """A dev stack of ``workers`` workers, at most one per node, its master on the first node."""
-    project = Project.copy_of("dev", directory, nodes.kubeconfig)
-    project.set(
-        clusterName=name,
-        namespace=name,
-        workers=workers,
-        oneWorkerPerNode=True,
-        imageTag=image.split(":", 1)[1],
-        masterPod=SMALL_POD | ON_THE_FIRST_NODE,
-        workerPod=SMALL_POD,
-    )
-    return project, Stack(kubectl, nodes, flavor_of(image.split(":", 1)[1]), name, workers)

@@ -18,8 +18,9 @@ from tests.e2e.live import Kubectl, wait_until
 from tests.e2e.node.faults import EXIT_WITHIN, Job, Stack
 from tests.e2e.node.mpi import allreduce, exec_in
 from tests.e2e.node.test_network_policy import outsider, reaches
-from tests.e2e.nodes.conftest import NODES, spread_stack
+from tests.e2e.nodes.conftest import NODES
 from tests.e2e.nodes.node_loss import node_of
+from tests.e2e.nodes.spread import spread_stack
 
 
 @pytest.fixture(scope="module", params=["ompi4", "ompi5"])

@@ -7,8 +7,8 @@ from pathlib import Path
 from kompi_components.kube.conditions import is_ready
 from kompi_engine.local_cluster import LocalCluster
 from tests.e2e.live import Kubectl, wait_until
-from tests.e2e.nodes.conftest import spread_stack
 from tests.e2e.nodes.node_loss import lose_a_node
+from tests.e2e.nodes.spread import spread_stack
 
 
 def test_a_node_that_loses_power_drops_its_worker_which_comes_back_on_another_node(

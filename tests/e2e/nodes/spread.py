@@ -1,0 +1,32 @@
+"""kompi stacks spread over the local cluster's real nodes, for tests/e2e/nodes and bench/nodes.py."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kompi_engine.first_node import flavor_of
+from kompi_engine.local_cluster import LocalCluster
+from kompi_engine.real_node import NODE_NAME
+from tests.e2e.live import Kubectl
+from tests.e2e.node.conftest import SMALL_POD
+from tests.e2e.node.faults import Stack
+from tests.e2e.project import Project
+
+ON_THE_FIRST_NODE = {"nodeSelector": {"kubernetes.io/hostname": NODE_NAME}}
+
+
+def spread_stack(
+    nodes: LocalCluster, kubectl: Kubectl, directory: Path, name: str, image: str, workers: int
+) -> tuple[Project, Stack]:
+    """A dev stack of ``workers`` workers, at most one per node, its master on the first node."""
+    project = Project.copy_of("dev", directory, nodes.kubeconfig)
+    project.set(
+        clusterName=name,
+        namespace=name,
+        workers=workers,
+        oneWorkerPerNode=True,
+        imageTag=image.split(":", 1)[1],
+        masterPod=SMALL_POD | ON_THE_FIRST_NODE,
+        workerPod=SMALL_POD,
+    )
+    return project, Stack(kubectl, nodes, flavor_of(image.split(":", 1)[1]), name, workers)
