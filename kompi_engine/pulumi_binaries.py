@@ -119,11 +119,12 @@ def _make_random_provider(build: GoBuild) -> None:
     source = build.wrapper_module("pulumi-random", _random_go_mod(bridge), files, [])
     version = f"-X {RANDOM_MODULE}/provider.Version={versions.PULUMI_RANDOM}"
     tfgen = source / "pulumi-tfgen-random"
-    build.go_run(
-        ["build", "-trimpath", "-ldflags", version, "-o", str(tfgen), "./cmd/pulumi-tfgen-random"],
-        source,
-        "pulumi-tfgen-random (the random provider's schema generator)",
-    )
+    with build.compiling():
+        build.go_run(
+            ["build", "-trimpath", "-ldflags", version, "-o", str(tfgen), "./cmd/pulumi-tfgen-random"],
+            source,
+            "pulumi-tfgen-random (the random provider's schema generator)",
+        )
     out = source / "tfgen-out"
     _run_tfgen(tfgen, out, upstream, build.env())
     schema = json.loads((out / "schema.json").read_text())

@@ -1,0 +1,60 @@
+"""kompi_engine.gobuild.build_components: components in progress at once, their compiles one at a time."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+
+from kompi_engine.gobuild import BuildError, Component, GoBuild, build_components
+
+WAIT = 30.0  # only reached when the behaviour is broken
+
+
+def test_a_component_downloads_while_another_compiles_and_no_two_compile_at_once(tmp_path: Path) -> None:
+    build = GoBuild(tmp_path, "go")
+    second_downloading = threading.Event()
+    compiling, overlaps, order = [0], [], []
+    lock = threading.Lock()
+
+    def compile_step(name: str) -> None:
+        with build.compiling():
+            with lock:
+                compiling[0] += 1
+                overlaps.append(compiling[0])
+            if name == "first":  # still compiling when the second starts its download
+                assert second_downloading.wait(WAIT), "the second component waited for the first's compile"
+            with lock:
+                compiling[0] -= 1
+                order.append(name)
+
+    def first(_: GoBuild) -> None:
+        compile_step("first")
+
+    def second(_: GoBuild) -> None:
+        second_downloading.set()  # its go mod tidy, say
+        compile_step("second")
+
+    components = [Component("first", (), "1", first), Component("second", (), "2", second)]
+    build_components(build, components, lambda _: None)
+
+    assert order == ["first", "second"]
+    assert max(overlaps) == 1  # one compile at a time
+    assert all(build.up_to_date(c.name, c.stamp, ()) for c in components)
+
+
+def test_the_first_failure_is_raised_and_the_components_not_started_are_not_built(tmp_path: Path) -> None:
+    build = GoBuild(tmp_path, "go")
+    made: list[str] = []
+
+    def fails(_: GoBuild) -> None:
+        raise BuildError("the Go module proxy did not serve x@v1: 403")
+
+    def later(name: str) -> Component:
+        return Component(name, (), "1", lambda _: made.append(name))
+
+    with pytest.raises(BuildError, match="did not serve x@v1"):
+        build_components(build, [Component("broken", (), "1", fails), *map(later, "abcdef")], lambda _: None, 1)
+    assert made == []  # one at a time: nothing after the failure started
+    assert not build.up_to_date("broken", "1", ())
