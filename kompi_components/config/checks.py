@@ -184,7 +184,8 @@ def _check_host_network(config: KompiConfig) -> None:
         raise ConfigError(
             "masterPod.compute",
             True,
-            f"false {HOST_NETWORK}: the master's hostfile line is its hostname, which there is the node's",
+            f"false {HOST_NETWORK}: the master lists itself in the hostfile by its hostname, which on the host "
+            "network is the node's",
         )
     if config.run_as_root:
         raise ConfigError(

@@ -36,3 +36,26 @@ def test_namespace_enforces_the_level_the_pods_meet() -> None:
     assert namespace["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] == "restricted"
     (rooted,) = [m for m in render_objects(as_config({"runAsRoot": True})) if m["kind"] == "Namespace"]
     assert rooted["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] == "baseline"
+
+
+HOST_NETWORK = {"hostNetwork": {"enabled": True, "mpiInterfaces": "ens5"}, "networkPolicy": {"enabled": False}}
+
+
+@pytest.mark.parametrize("stack", [{}, ONE_SHOT], ids=["statefulsets", "one-shot"])
+def test_host_network_pods_break_only_the_host_network_rules(stack: dict[str, object]) -> None:
+    """The node's network (and, for sshd, its port) is the one weakening: every other rule of "restricted" holds."""
+    objects = render_objects(as_config(stack | HOST_NETWORK))
+    broken = {name: {rule for rule, check in RULES.items() if check(spec)} for name, spec in pod_specs(objects)}
+    # The one-shot master runs no sshd, so it claims no port of the node.
+    expected = {"StatefulSet": {"Host Namespaces", "Host Ports"}, "Job": {"Host Namespaces"}}
+    assert broken == {name: expected[name.split("/")[0]] for name in broken}
+    assert len(broken) == 2
+
+
+def test_the_namespace_of_host_network_pods_is_privileged() -> None:
+    (namespace,) = [m for m in render_objects(as_config(HOST_NETWORK)) if m["kind"] == "Namespace"]
+    labels = namespace["metadata"]["labels"]
+    assert labels["pod-security.kubernetes.io/enforce"] == labels["pod-security.kubernetes.io/warn"] == "privileged"
+    assert not [
+        m for m in render_objects(as_config(HOST_NETWORK | {"createNamespace": False})) if m["kind"] == "Namespace"
+    ]
