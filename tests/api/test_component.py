@@ -156,3 +156,31 @@ def test_stacks_made_by_kompi_0_1_0_keep_their_objects_through_aliases() -> None
     # a cluster that 0.1.0 could not have made (named apart from its clusterName) has no alias to claim
     other = _cluster("train", {"cluster_name": "kompi-dev", "namespace": "kompi-dev"})
     assert all(r.aliases == [] for r in other.registrations)
+
+
+def test_host_network_args_create_what_the_render_of_the_same_config_prints() -> None:
+    args = TRAIN | {"host_network": {"enabled": True, "mpi_interfaces": "ens5"}, "network_policy": {"enabled": False}}
+    config = {
+        "clusterName": "train",
+        "namespace": "ml",
+        "createNamespace": False,
+        "workers": 3,
+        "image": "registry.example.com/ml/kompi",
+        "imageTag": "4.1.4-bookworm-0.1.0",
+        "workerPod": {"nodeSelector": {"pool": "gpu"}, "resources": {"requests": {"cpu": "2"}}},
+        "dataVolumes": [{"name": "train", "size": "1Gi", "mountPath": "/train"}],
+        "dataPreparation": {"command": ["python3", "/prepare.py"]},
+        "hostNetwork": {"enabled": True, "mpiInterfaces": "ens5"},
+        "networkPolicy": {"enabled": False},
+    }
+    manifests = _manifests(_cluster("train", args))  # type: ignore[arg-type]
+    assert manifests == by_identity(render_objects(config))
+    assert manifests[("StatefulSet", "train-worker")]["spec"]["template"]["spec"]["hostNetwork"] is True
+
+
+def test_host_network_without_interfaces_registers_nothing_and_says_what_stack_config_says() -> None:
+    mocks = RecordingMocks()
+    args = TRAIN | {"host_network": {"enabled": True}, "network_policy": {"enabled": False}}
+    with pytest.raises(InvalidArgs, match=r"^invalid config kompi:hostNetwork\.mpiInterfaces = <missing>: expected "):
+        run_body(lambda: KompiCluster("train", args), mocks)  # type: ignore[arg-type]
+    assert mocks.registrations == []
