@@ -9,9 +9,8 @@ from typing import Any
 from kompi_components.config.schema import KompiConfig
 from kompi_components.manifests.data import claims
 from kompi_components.manifests.gang import gang_objects
-from kompi_components.manifests.host_network import pod_security_level
 from kompi_components.manifests.meta import Manifest
-from kompi_components.manifests.namespace import namespace
+from kompi_components.manifests.namespace import namespace, pod_security_level
 from kompi_components.manifests.network_policy import network_policies
 from kompi_components.manifests.oneshot import job, mark_worker_replicas_ignored, release_rbac
 from kompi_components.manifests.preparation import preparation_jobs

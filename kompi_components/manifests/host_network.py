@@ -11,9 +11,6 @@ from typing import Any
 from kompi_components import contract
 from kompi_components.config.schema import KompiConfig
 
-# Pod Security levels: host-network pods (and their hostPort) break "baseline", let alone "restricted".
-PRIVILEGED, BASELINE, RESTRICTED = "privileged", "baseline", "restricted"
-
 
 def pod_fields(config: KompiConfig) -> dict[str, Any]:
     """The pod spec fields of an MPI pod (master, workers, the one-shot master); none on the pod network."""
@@ -33,11 +30,3 @@ def ssh_port(config: KompiConfig) -> dict[str, Any]:
         # could not both listen there). With hostNetwork the API server wants hostPort equal to containerPort.
         port["hostPort"] = contract.SSH_PORT
     return port | {"protocol": "TCP"}
-
-
-def pod_security_level(config: KompiConfig) -> str:
-    """The Pod Security level that the namespace kompi creates enforces: the strictest its pods meet."""
-    if config.host_network.enabled:
-        return PRIVILEGED
-    # Root pods keep the runtime's default capabilities, which "restricted" forbids.
-    return BASELINE if config.run_as_root else RESTRICTED
