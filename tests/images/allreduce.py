@@ -8,8 +8,19 @@ from __future__ import annotations
 import json
 import os
 import socket
+from pathlib import Path
 
 from mpi4py import MPI
+
+
+def local_addresses() -> list[str]:
+    """The rank's IPv4 addresses but loopback's, from the kernel's routing table (/32 host LOCAL entries):
+    a pod's own address, or its node's ones on the host network."""
+    lines = Path("/proc/net/fib_trie").read_text().splitlines()
+    found = {
+        lines[index - 1].split()[-1] for index, line in enumerate(lines) if line.strip() == "/32 host LOCAL" and index
+    }
+    return sorted(address for address in found if not address.startswith("127."))
 
 
 def main() -> None:
@@ -23,6 +34,7 @@ def main() -> None:
         "hostname": socket.gethostname(),
         "fqdn": socket.getfqdn(),
         "processor": MPI.Get_processor_name(),
+        "addresses": local_addresses(),
         "role": os.environ.get("KOMPI_ROLE"),
         "path": os.environ.get("PATH"),
     }

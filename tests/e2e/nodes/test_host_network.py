@@ -1,0 +1,102 @@
+"""kompi:hostNetwork on three real nodes: master and workers on the nodes' own network (one kompi pod per node,
+sshd on kompi's port there), MPI across nodes over the link's addresses, host keys verified, discovery through
+cluster DNS, scaling down and up, and a worker too many refused by the scheduler and reported by `up`."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from kompi_components import contract
+from kompi_engine.local_cluster import LocalCluster
+from tests.e2e.live import Kubectl
+from tests.e2e.node.conftest import SMALL_POD
+from tests.e2e.node.faults import Stack
+from tests.e2e.node.mpi import allreduce, exec_in, hostfile_hosts
+from tests.e2e.nodes.node_loss import node_of
+from tests.e2e.project import Project
+
+NAME = "kompi-host"
+
+
+def link_subnet(nodes: LocalCluster) -> str:
+    return f"{nodes.node.addresses.node_ip.rsplit('.', 1)[0]}.0/24"
+
+
+@pytest.fixture(scope="module")
+def host_stack(
+    nodes: LocalCluster, nodes_kubectl: Kubectl, images: dict[str, str], tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[Project, Stack]]:
+    project = Project.copy_of("dev", tmp_path_factory.mktemp(NAME) / "dev", nodes.kubeconfig)
+    project.set(
+        clusterName=NAME,
+        namespace=NAME,
+        workers=2,
+        imageTag=images["ompi5"].split(":", 1)[1],
+        masterPod=SMALL_POD,
+        workerPod=SMALL_POD,
+        hostNetwork={"enabled": True, "mpiInterfaces": link_subnet(nodes)},
+        networkPolicy={"enabled": False},
+    )
+    try:
+        project.kompi("up")
+        stack = Stack(nodes_kubectl, nodes, "ompi5", NAME, 2)
+        stack.every_worker_ready()
+        yield project, stack
+    finally:
+        project.kompi("destroy", check=False)
+
+
+def node_addresses(nodes: LocalCluster) -> dict[str, str]:
+    return {node.name: node.addresses.node_ip for node in nodes.real_node_list}
+
+
+def test_every_pod_takes_a_node_of_its_own_and_mpi_runs_between_the_nodes_addresses(
+    host_stack: tuple[Project, Stack], nodes: LocalCluster
+) -> None:
+    _, stack = host_stack
+    kubectl, namespace = stack.kubectl, stack.namespace
+    pods = [stack.master, stack.worker(0), stack.worker(1)]
+    placed = {pod: node_of(kubectl, namespace, pod) for pod in pods}
+    assert sorted(placed.values()) == sorted(node_addresses(nodes)), placed  # three pods, three nodes
+    for pod in pods:
+        live = kubectl.get("pod", pod, namespace)
+        assert live["status"]["podIP"] == node_addresses(nodes)[placed[pod]]  # type: ignore[index]
+
+    # the hostfile names the workers by their DNS names, which resolve to their nodes' addresses
+    hosts = hostfile_hosts(kubectl, namespace, stack.master)
+    assert [host.split(".", 1)[0] for host in hosts] == [stack.worker(0), stack.worker(1)]
+    reports = allreduce(kubectl, namespace, stack.master, 2)
+    for report in reports:  # each rank sees its node's own addresses: it runs on the node's network
+        worker = stack.worker(report["rank"])
+        assert node_addresses(nodes)[placed[worker]] in report["addresses"], report
+
+    # ssh checks each worker's host key against the cluster's known_hosts, for the name that reaches the node
+    strict = ["-o", "StrictHostKeyChecking=yes", "-o", "BatchMode=yes", "-p", str(contract.SSH_PORT)]
+    for host in hosts:
+        said = exec_in(kubectl, namespace, stack.master, "ssh", *strict, host, "echo", "verified")
+        assert said.strip() == "verified"
+
+
+def test_scaling_down_and_up_and_a_worker_with_no_node_left_is_reported(
+    host_stack: tuple[Project, Stack], tmp_path: Path
+) -> None:
+    project, stack = host_stack
+    kubectl, namespace = stack.kubectl, stack.namespace
+    project.set(workers=1)
+    project.kompi("up")
+    assert len(allreduce(kubectl, namespace, stack.master, 1)) == 1
+    project.set(workers=2)
+    project.kompi("up")
+    Stack(kubectl, stack.local, stack.flavor, stack.name, 2).every_worker_ready()
+    assert len(allreduce(kubectl, namespace, stack.master, 2)) == 2
+
+    # a third worker would need a fourth node: the scheduler finds no node with port 2222 free
+    project.set(workers=3)
+    failed = project.up_that_fails(within_seconds=240)
+    assert f"{stack.worker(2)} is not scheduled" in failed and "free ports" in failed, failed[-3000:]
+    project.set(workers=2)
+    project.kompi("up")
+    assert len(allreduce(kubectl, namespace, stack.master, 2)) == 2
