@@ -167,9 +167,14 @@ def build_components(
             log(f"{component.name}: up to date ({component.stamp})")
         else:
             stale.append(component)
-    failed = threading.Event()
+    failed, printing = threading.Event(), threading.Lock()
+
+    def one_line(line: str) -> None:  # whole lines, from any thread
+        with printing:
+            log(line)
+
     with ThreadPoolExecutor(at_once) as pool:
-        futures = [pool.submit(_build_one, build, component, log, failed) for component in stale]
+        futures = [pool.submit(_build_one, build, component, one_line, failed) for component in stale]
         for future in futures:
             future.result()
 

@@ -137,6 +137,7 @@ class Rollout:
             waiting_since = since
             long_waiting = [name for name in waiting if now - since[name] >= NODE_CHECK_SECONDS]
             found = self._stuck(core, [by_name[name] for name in waiting if name in by_name], long_waiting, deadline)
+            found |= self._not_created([name for name in long_waiting if name not in by_name], core, deadline)
             stuck_since = {
                 (name, held.reason): stuck_since.get((name, held.reason), now) for name, held in found.items()
             }
@@ -183,6 +184,22 @@ class Rollout:
                 if node is not UNREADABLE and (lost := stuck.on_lost_node(pod, node)):
                     found[name] = lost
         return found
+
+    def _not_created(self, missing: list[str], core: client.CoreV1Api, deadline: float) -> dict[str, stuck.Stuck]:
+        """The pods among ``missing`` (not there after a while) that the API server refused to create."""
+        if not missing:
+            return {}
+        selector = f"involvedObject.kind=StatefulSet,involvedObject.name={self.statefulset},reason={stuck.NOT_CREATED}"
+        try:
+            events = self._api(deadline, core.list_namespaced_event, self.namespace, field_selector=selector)
+        except ApiException as error:
+            if error.status != 403:  # may not read events: wait to the timeout, as before
+                raise
+            return {}
+        found = {
+            name: stuck.not_created(name, events.get("items", []), self.namespace, self.statefulset) for name in missing
+        }
+        return {name: held for name, held in found.items() if held}
 
     def _without_scale_up(
         self, core: client.CoreV1Api, given_up: list[str], found: dict[str, stuck.Stuck], deadline: float

@@ -29,6 +29,7 @@ CRASH = "CrashLoopBackOff"
 CRASH_REASONS = frozenset({CRASH})
 UNSCHEDULABLE = "Unschedulable"
 NODE_LOST = "NodeNotReady"
+NOT_CREATED = "FailedCreate"  # the StatefulSet controller's event when the API server refuses its pod
 OUT_OF_SERVICE_TAINT = "node.kubernetes.io/out-of-service=nodeshutdown:NoExecute"
 
 
@@ -114,6 +115,17 @@ def unschedulable(pod: Mapping[str, Any]) -> str | None:
 def no_node_fits(message: str) -> Stuck:
     fix = "no node can take it: add nodes, or ask for less (kompi:workers, kompi:gpusPerWorker, the pods' resources)"
     return Stuck(UNSCHEDULABLE, f"is not scheduled ({UNSCHEDULABLE}: {message}) ({fix})")
+
+
+def not_created(pod_name: str, events: list[dict[str, Any]], namespace: str, statefulset: str) -> Stuck | None:
+    """The StatefulSet's latest FailedCreate event that names ``pod_name``: the API server refused the pod
+    (the namespace's Pod Security level, a quota, an admission policy), so it does not exist to be waited for."""
+    said = [event for event in events if f'"{pod_name}"' in str(event.get("message", ""))]
+    if not said:
+        return None
+    message = str(said[-1]["message"]).strip()
+    fix = f"the namespace refuses it: kubectl -n {namespace} describe statefulset {statefulset} shows the whole event"
+    return Stuck(NOT_CREATED, f"is not created ({NOT_CREATED}: {message}) ({fix})")
 
 
 def on_lost_node(pod: Mapping[str, Any], node: Mapping[str, Any] | None) -> Stuck | None:

@@ -13,7 +13,14 @@ import urllib3
 from kubernetes.client.exceptions import ApiException
 
 from kompi_components.contract import CANNOT_SUCCEED_EXIT
-from kompi_components.kube.rollout import GIVE_UP_SECONDS, PODS_SECONDS, REVISION_LABEL, Rollout, RolloutError
+from kompi_components.kube.rollout import (
+    GIVE_UP_SECONDS,
+    NODE_CHECK_SECONDS,
+    PODS_SECONDS,
+    REVISION_LABEL,
+    Rollout,
+    RolloutError,
+)
 
 UIDS = itertools.count()
 SELECTOR = {"app.kubernetes.io/instance": "c", "app.kubernetes.io/component": "worker"}
@@ -247,6 +254,57 @@ def test_an_exit_that_a_restart_may_mend_is_watched_for_a_minute_first() -> None
     with pytest.raises(RolloutError, match=r"1 of 1 pods cannot start \(60 s in the same state\)"):
         _rollout(clock).run(api, api)  # type: ignore[arg-type]
     assert clock.now >= GIVE_UP_SECONDS
+
+
+def _replicas(response: _Response, replicas: int) -> _Response:
+    """The StatefulSet asking for ``replicas``, whatever pods exist."""
+    body = json.loads(response.data)
+    body["spec"]["replicas"] = replicas
+    return _Response(body)
+
+
+def test_a_pod_the_namespace_refuses_to_create_fails_the_rollout_quoting_the_refusal() -> None:
+    """The StatefulSet controller cannot create worker-1 (its event says why); worker-0 exists and starts."""
+    clock = FakeClock()
+    refusal = (
+        'create Pod c-worker-1 in StatefulSet c-worker failed error: pods "c-worker-1" is forbidden: violates '
+        'PodSecurity "restricted:latest": host namespaces (hostNetwork=true)'
+    )
+    other = 'create Pod c-worker-7 in StatefulSet c-worker failed error: pods "c-worker-7" is forbidden: quota'
+    events = [{"reason": "FailedCreate", "message": message} for message in (other, refusal)]
+
+    class Refused(FakeApi):
+        def list_namespaced_pod(self, namespace: str, label_selector: str, **kwargs: object) -> _Response:
+            self.pods = [pod(0, "new", ready=False)]  # worker-1 was never made
+            return super().list_namespaced_pod(namespace, label_selector, **kwargs)
+
+        def read_namespaced_stateful_set(self, name: str, namespace: str, **kwargs: object) -> _Response:
+            return _replicas(super().read_namespaced_stateful_set(name, namespace, **kwargs), 2)
+
+    api = Refused([pod(0, "old"), pod(1, "old")], events=events)
+    with pytest.raises(RolloutError) as raised:
+        _rollout(clock).run(api, api)  # type: ignore[arg-type]
+    said = str(raised.value)
+    assert "1 of 2 pods cannot start (60 s in the same state): c-worker-1 is not created (FailedCreate: " in said
+    assert 'violates PodSecurity "restricted:latest": host namespaces' in said and "quota" not in said
+    assert "kubectl -n ns describe statefulset c-worker" in said
+    assert clock.now < NODE_CHECK_SECONDS + GIVE_UP_SECONDS + 2 * PODS_SECONDS
+
+
+def test_a_pod_not_created_yet_without_a_refusal_is_waited_for() -> None:
+    clock = FakeClock()
+
+    class Slow(FakeApi):
+        def list_namespaced_pod(self, namespace: str, label_selector: str, **kwargs: object) -> _Response:
+            self.pods = [] if clock.now < 200 else [pod(0, "new")]  # the controller is slow, not refused
+            return super().list_namespaced_pod(namespace, label_selector, **kwargs)
+
+        def read_namespaced_stateful_set(self, name: str, namespace: str, **kwargs: object) -> _Response:
+            return _replicas(super().read_namespaced_stateful_set(name, namespace, **kwargs), 1)
+
+    api = Slow([pod(0, "old")])
+    _rollout(clock).run(api, api)  # type: ignore[arg-type]
+    assert clock.now >= 200
 
 
 def _unschedulable(scheduler: str | None = None) -> dict[str, Any]:
