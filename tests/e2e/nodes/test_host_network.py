@@ -100,3 +100,29 @@ def test_scaling_down_and_up_and_a_worker_with_no_node_left_is_reported(
     project.set(workers=2)
     project.kompi("up")
     assert len(allreduce(kubectl, namespace, stack.master, 2)) == 2
+
+
+def test_a_namespace_whose_policy_refuses_host_network_pods_fails_up_quoting_the_refusal(
+    nodes: LocalCluster, nodes_kubectl: Kubectl, images: dict[str, str], tmp_path: Path
+) -> None:
+    """A namespace of the user's (kompi:createNamespace false) that enforces restricted: the API server refuses
+    the pods, and `up` says so within about a minute instead of waiting out its timeout."""
+    namespace = "kompi-host-refused"
+    nodes_kubectl.run("create", "namespace", namespace)
+    nodes_kubectl.run("label", "namespace", namespace, "pod-security.kubernetes.io/enforce=restricted")
+    project = Project.copy_of("dev", tmp_path / "dev", nodes.kubeconfig)
+    project.set(
+        namespace=namespace,
+        createNamespace=False,
+        imageTag=images["ompi5"].split(":", 1)[1],
+        masterPod=SMALL_POD,
+        workerPod=SMALL_POD,
+        hostNetwork={"enabled": True, "mpiInterfaces": link_subnet(nodes)},
+        networkPolicy={"enabled": False},
+    )
+    try:
+        failed = project.up_that_fails(within_seconds=180)
+    finally:
+        project.kompi("destroy", check=False)
+        nodes_kubectl.run("delete", "namespace", namespace, "--wait=false", check=False)
+    assert "is not created (FailedCreate: " in failed and 'violates PodSecurity "restricted:latest"' in failed, failed
