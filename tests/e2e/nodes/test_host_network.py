@@ -25,21 +25,26 @@ def link_subnet(nodes: LocalCluster) -> str:
     return f"{nodes.node.addresses.node_ip.rsplit('.', 1)[0]}.0/24"
 
 
-@pytest.fixture(scope="module")
-def host_stack(
-    nodes: LocalCluster, nodes_kubectl: Kubectl, images: dict[str, str], tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[tuple[Project, Stack]]:
-    project = Project.copy_of("dev", tmp_path_factory.mktemp(NAME) / "dev", nodes.kubeconfig)
+def host_network_project(nodes: LocalCluster, directory: Path, image: str, **settings: object) -> Project:
+    """A dev stack on the nodes' network, Open MPI on the link between them."""
+    project = Project.copy_of("dev", directory, nodes.kubeconfig)
     project.set(
-        clusterName=NAME,
-        namespace=NAME,
-        workers=2,
-        imageTag=images["ompi5"].split(":", 1)[1],
+        imageTag=image.split(":", 1)[1],
         masterPod=SMALL_POD,
         workerPod=SMALL_POD,
         hostNetwork={"enabled": True, "mpiInterfaces": link_subnet(nodes)},
         networkPolicy={"enabled": False},
+        **settings,
     )
+    return project
+
+
+@pytest.fixture(scope="module")
+def host_stack(
+    nodes: LocalCluster, nodes_kubectl: Kubectl, images: dict[str, str], tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[Project, Stack]]:
+    directory = tmp_path_factory.mktemp(NAME) / "dev"
+    project = host_network_project(nodes, directory, images["ompi5"], clusterName=NAME, namespace=NAME, workers=2)
     try:
         project.kompi("up")
         stack = Stack(nodes_kubectl, nodes, "ompi5", NAME, 2)
@@ -110,16 +115,7 @@ def test_a_namespace_whose_policy_refuses_host_network_pods_fails_up_quoting_the
     namespace = "kompi-host-refused"
     nodes_kubectl.run("create", "namespace", namespace)
     nodes_kubectl.run("label", "namespace", namespace, "pod-security.kubernetes.io/enforce=restricted")
-    project = Project.copy_of("dev", tmp_path / "dev", nodes.kubeconfig)
-    project.set(
-        namespace=namespace,
-        createNamespace=False,
-        imageTag=images["ompi5"].split(":", 1)[1],
-        masterPod=SMALL_POD,
-        workerPod=SMALL_POD,
-        hostNetwork={"enabled": True, "mpiInterfaces": link_subnet(nodes)},
-        networkPolicy={"enabled": False},
-    )
+    project = host_network_project(nodes, tmp_path / "dev", images["ompi5"], namespace=namespace, createNamespace=False)
     try:
         failed = project.up_that_fails(within_seconds=180)
     finally:
