@@ -55,11 +55,12 @@ def test_the_nodes_are_ready_each_on_its_address_of_one_link(nodes: LocalCluster
         assert is_ready(live[node.name])
         addresses = {a["type"]: a["address"] for a in live[node.name]["status"]["addresses"]}
         assert addresses["InternalIP"] == node.addresses.node_ip
-        link = subprocess.run(
-            ["ip", "-n", node.addresses.netns, "-o", "addr", "show", "dev", "eth0"],
-            capture_output=True, text=True, check=True,
-        ).stdout  # fmt: skip
-        assert f"inet {node.addresses.node_ip}/24" in link and f"mtu {nodes.mtu}" in link
+        address, link = (
+            subprocess.run(["ip", "-n", node.addresses.netns, "-o", what, "show", "dev", "eth0"],
+                           capture_output=True, text=True, check=True).stdout
+            for what in ("addr", "link")
+        )  # fmt: skip
+        assert f"inet {node.addresses.node_ip}/24" in address and f"mtu {nodes.mtu} " in link
 
 
 def test_mpi_runs_across_the_nodes_with_one_worker_on_each(spread: Stack) -> None:
