@@ -43,7 +43,19 @@ from kompi_engine.processes import ProcessTable
 NODE_NAME = "kompi-node"  # node 0's; node N's is kompi-node-N
 MAX_NODES = 8
 CNI_PLUGINS = Path("/usr/lib/cni")  # Debian's containernetworking-plugins
-HOST_TOOLS = ("containerd", "containerd-shim-runc-v2", "runc", "ctr", "socat", "nsenter", "ip", "iptables", "ipset")
+HOST_TOOLS = (
+    "containerd",
+    "containerd-shim-runc-v2",
+    "runc",
+    "ctr",
+    "socat",
+    "nsenter",
+    "unshare",
+    "hostname",
+    "ip",
+    "iptables",
+    "ipset",
+)
 # the API server's clients first, the runtime after the kubelet, the proxies last
 STOP_ORDER: tuple[tuple[str, ...], ...] = (
     ("kube-router",),
@@ -316,7 +328,11 @@ class RealNode:
             "plugins": {"io.containerd.grpc.v1.cri": cri},
         }
         (root / "config.toml").write_text(_toml(config))
-        self.processes.start("containerd", ["containerd", "--config", str(root / "config.toml")], None, self.in_netns)
+        # A UTS namespace of its own too, named as the node: host-network pods share their runtime's hostname,
+        # and Open MPI 5 merged two nodes that reported the same one (the host's) into one and hung.
+        own_hostname = ["unshare", "--uts", "sh", "-c", 'hostname "$0" && exec "$@"', self.name]
+        command = ["containerd", "--config", str(root / "config.toml")]
+        self.processes.start("containerd", command, None, [*self.in_netns, *own_hostname])
         self._wait("containerd", 30, self.containerd_socket.exists)
 
     def _registry(self, log: Callable[[str], None]) -> None:

@@ -74,9 +74,10 @@ def test_every_pod_takes_a_node_of_its_own_and_mpi_runs_between_the_nodes_addres
     hosts = hostfile_hosts(kubectl, namespace, stack.master)
     assert [host.split(".", 1)[0] for host in hosts] == [stack.worker(0), stack.worker(1)]
     reports = allreduce(kubectl, namespace, stack.master, 2)
-    for report in reports:  # each rank sees its node's own addresses: it runs on the node's network
+    for report in reports:  # each rank sees its node's own addresses and name: it runs on the node's network
         worker = stack.worker(report["rank"])
         assert node_addresses(nodes)[placed[worker]] in report["addresses"], report
+        assert report["hostname"] == placed[worker]
 
     # ssh checks each worker's host key against the cluster's known_hosts, for the name that reaches the node
     strict = ["-o", "StrictHostKeyChecking=yes", "-o", "BatchMode=yes", "-p", str(contract.SSH_PORT)]
