@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import socket
 import subprocess
 import time
 from collections.abc import Callable, Sequence
@@ -332,8 +333,13 @@ class RealNode:
         # and Open MPI 5 merged two nodes that reported the same one (the host's) into one and hung.
         own_hostname = ["unshare", "--uts", "sh", "-c", 'hostname "$0" && exec "$@"', self.name]
         command = ["containerd", "--config", str(root / "config.toml")]
+        self.containerd_socket.unlink(missing_ok=True)  # a node that lost power left its socket behind
         self.processes.start("containerd", command, None, [*self.in_netns, *own_hostname])
-        self._wait("containerd", 30, self.containerd_socket.exists)
+        self._wait("containerd", 30, self._containerd_answers)
+
+    def _containerd_answers(self) -> bool:
+        with socket.socket(socket.AF_UNIX) as probe:
+            return probe.connect_ex(str(self.containerd_socket)) == 0
 
     def _registry(self, log: Callable[[str], None]) -> None:
         """Node 0: the registry in the namespace, and its address on the host's loopback for `podman push`.
