@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """Open MPI's remote-launch agent for native jobs on the local cluster's real nodes: in place of ssh, runs
-the daemon's command in the network namespace of the node at HOST (KOMPI_BENCH_NETNS="IP=NETNS,...").
+the daemon's command in the network namespace of the node at HOST (KOMPI_BENCH_NETNS="IP=NETNS,..."), with a
+hostname and a TMPDIR of that node's own (the nodes share the machine's: two daemons under one name wrote
+their session files over each other and crashed).
 
     netns_agent.py [ssh options] HOST COMMAND...
 
@@ -20,7 +22,12 @@ def main(argv: list[str]) -> int:
     while words and words[0].startswith("-"):
         words.pop(0)  # ssh's options (-x, -o ...) mean nothing here
     host, command = words[0], " ".join(words[1:])
-    os.execvp("nsenter", ["nsenter", f"--net=/run/netns/{namespaces[host]}", "sh", "-c", command])
+    node = namespaces[host]
+    tmp = f"/tmp/kompi-bench-native/{node}"
+    os.makedirs(tmp, exist_ok=True)
+    os.environ["TMPDIR"] = tmp
+    own = ["unshare", "--uts", "sh", "-c", 'hostname "$0" && exec sh -c "$1"', node, command]
+    os.execvp("nsenter", ["nsenter", f"--net=/run/netns/{node}", *own])
 
 
 if __name__ == "__main__":
