@@ -28,7 +28,9 @@ from tests.e2e.node.test_jobs import job_finished, job_pod, termination_message
 from tests.e2e.project import Project
 
 WORKERS = 2
-DELETE_TRIALS = 10
+# PRRTE 3.0's launcher exited 0 in half such trials: 6 catch that with 98 % (tests/e2e/nodes adds one per
+# flavour across nodes); 10 cost CI another two minutes
+DELETE_TRIALS = 6
 KILL_PYTHON = (
     'for p in /proc/[0-9]*; do if [ "$(cat "$p/comm" 2>/dev/null)" = python3 ]; then kill -9 "${p#/proc/}"; fi; done'
 )
