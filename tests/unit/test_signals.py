@@ -5,6 +5,7 @@ ignores the CLI's cancel."""
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -58,8 +59,12 @@ def test_interrupt_reaches_the_cli_and_its_dynamic_provider_and_no_other_child(
     cli = tmp_path / "pulumi"
     cli.write_text(FAKE_CLI)
     cli.chmod(0o755)
+    # SIGINT as a terminal leaves it: a shell started with SIGINT ignored (a CI job run in the background of
+    # another shell) may not trap it, and the stand-in would never exit (the real CLI, in Go, installs its own)
     running = subprocess.Popen(
-        [str(cli), "--non-interactive", "up"], env=os.environ | {"PROVIDER_PYTHON": sys.executable}
+        [str(cli), "--non-interactive", "up"],
+        env=os.environ | {"PROVIDER_PYTHON": sys.executable},
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     # a daemon as the local cluster starts it (its own session), and a kubectl-like call in kompi's group
     daemon = subprocess.Popen(["sleep", "60"], start_new_session=True)
