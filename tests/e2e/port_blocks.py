@@ -19,7 +19,7 @@ from kompi_engine.local_cluster import Ports
 class PortBlock(enum.IntEnum):
     # the default ports (offset 0) are a user's own `kompi local up`
     KWOK_SESSION = 1000  # tests/e2e/conftest.py, alive for the whole session
-    REAL_NODE_SESSION = 2000  # tests/e2e/node/conftest.py, alive for the whole session
+    REAL_NODE_SESSION = 2000  # tests/e2e/node/conftest.py, alive for that package
     GANG_TOO_SMALL = 3000  # tests/e2e/test_gang.py
     GANG_ROOMY = 4000  # tests/e2e/test_gang.py
     BENCH_ENGINE_UP = 5000  # bench/engine_up.py

@@ -1,4 +1,6 @@
-"""A local cluster with one real node (kubelet, containerd, runc) running kompi's images, for the session."""
+"""A local cluster with one real node (kubelet, containerd, runc) running kompi's images, for this package
+(tests/e2e/node): stopped after it, so that it neither holds its network namespace while a later test runs nor
+shares the machine's two cores with the three-node cluster of tests/e2e/nodes."""
 
 from __future__ import annotations
 
@@ -23,7 +25,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.containers)  # kompi's images run here
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def real_cluster(engine_bin: Path, images: dict[str, str], tmp_path_factory: pytest.TempPathFactory):  # noqa: F811
     local = LocalCluster(
         state=tmp_path_factory.mktemp("real-node-cluster"),
@@ -39,7 +41,7 @@ def real_cluster(engine_bin: Path, images: dict[str, str], tmp_path_factory: pyt
         local.down()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def node_kubectl(real_cluster: LocalCluster) -> Kubectl:
     return Kubectl(real_cluster.bin / "kubectl", real_cluster.kubeconfig)
 
