@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from kompi_components.config.formats import INTERFACE_NAME
 from kompi_components.config.schema import KompiConfig
 from kompi_components.manifests.quantities import pod_requests
 
@@ -20,6 +21,11 @@ YIELD_WHEN_IDLE = "OMPI_MCA_mpi_yield_when_idle"
 # The image's MCA files name eth0, the pod's interface; the environment wins over them, and each Open MPI
 # ignores the names of the other.
 IF_INCLUDE = ("OMPI_MCA_btl_tcp_if_include", "OMPI_MCA_oob_tcp_if_include", "PRTE_MCA_oob_tcp_if_include")
+# NCCL's socket interfaces: the CUDA image names eth0, which on the node's network is rarely the node's interface.
+# NCCL takes names (a leading = makes them exact) but no CIDR blocks: with a block among mpiInterfaces it gets
+# the exclusion NCCL applies itself when left to choose (^: any interface but loopback and docker bridges).
+NCCL_SOCKET_IFNAME = "NCCL_SOCKET_IFNAME"
+NCCL_ANY_BUT_LOCAL = "^lo,docker"
 
 
 def _cpus_short(resources: Mapping[str, Any], slots: int) -> bool:
@@ -36,11 +42,14 @@ def oversubscribed(config: KompiConfig) -> bool:
 
 
 def interface_env(config: KompiConfig) -> dict[str, str]:
-    """kompi:hostNetwork.mpiInterfaces on the host network; none on the pod network, where eth0 is right."""
+    """kompi:hostNetwork.mpiInterfaces for Open MPI and NCCL; none on the pod network, where eth0 is right."""
     interfaces = config.host_network.mpi_interfaces
     if not config.host_network.enabled or interfaces is None:
         return {}
-    return dict.fromkeys(IF_INCLUDE, interfaces)
+    named = all(INTERFACE_NAME.match(item) for item in interfaces.split(","))
+    return dict.fromkeys(IF_INCLUDE, interfaces) | {
+        NCCL_SOCKET_IFNAME: f"={interfaces}" if named else NCCL_ANY_BUT_LOCAL
+    }
 
 
 def mpi_env(config: KompiConfig) -> dict[str, str]:

@@ -29,6 +29,7 @@ INTERFACE_ENV = [
     {"name": "OMPI_MCA_btl_tcp_if_include", "value": INTERFACES},
     {"name": "OMPI_MCA_oob_tcp_if_include", "value": INTERFACES},
     {"name": "PRTE_MCA_oob_tcp_if_include", "value": INTERFACES},
+    {"name": "NCCL_SOCKET_IFNAME", "value": "^lo,docker"},  # a CIDR block among them: NCCL takes only names
 ]
 
 
@@ -112,3 +113,21 @@ def test_the_data_preparation_job_stays_on_the_pod_network() -> None:
     (name,) = [name for name in on if name.startswith("Job/") and "-prepare-" in name]
     assert on[name] == off[name]  # the same name too: the Job does not rerun
     assert "hostNetwork" not in on[name]["spec"]["template"]["spec"]
+
+
+@pytest.mark.parametrize(
+    ("interfaces", "nccl"),
+    [
+        ("ens5", "=ens5"),  # exact names: NCCL otherwise takes a name as a prefix (ens5 would match ens50)
+        ("bond0.100,ens5", "=bond0.100,ens5"),
+        ("10.0.0.0/16", "^lo,docker"),
+        ("ens5,10.0.0.0/16", "^lo,docker"),  # not only ens5: the block may be on another interface
+    ],
+)
+def test_nccl_gets_the_node_interfaces_where_it_can_name_them(interfaces: str, nccl: str) -> None:
+    objects = _render({}, OFF | {"hostNetwork": {"enabled": True, "mpiInterfaces": interfaces}})
+    for name in ("StatefulSet/kompi-master", "StatefulSet/kompi-worker"):
+        (container,) = objects[name]["spec"]["template"]["spec"]["containers"]
+        env = {entry["name"]: entry.get("value") for entry in container["env"]}
+        assert env["NCCL_SOCKET_IFNAME"] == nccl, name
+        assert env["OMPI_MCA_btl_tcp_if_include"] == interfaces, name
