@@ -27,6 +27,18 @@ TRAIN: ClusterArgs = {
     "data_volumes": [{"name": "train", "size": "1Gi", "mount_path": "/train"}],
     "data_preparation": {"command": ["python3", "/prepare.py"]},
 }
+# TRAIN as stack config (kompi:* keys) for a cluster named train
+TRAIN_CONFIG: dict[str, Any] = {
+    "clusterName": "train",
+    "namespace": "ml",
+    "createNamespace": False,
+    "workers": 3,
+    "image": "registry.example.com/ml/kompi",
+    "imageTag": "4.1.4-bookworm-0.1.0",
+    "workerPod": {"nodeSelector": {"pool": "gpu"}, "resources": {"requests": {"cpu": "2"}}},
+    "dataVolumes": [{"name": "train", "size": "1Gi", "mountPath": "/train"}],
+    "dataPreparation": {"command": ["python3", "/prepare.py"]},
+}
 
 
 def _cluster(name: str, args: ClusterArgs, opts: pulumi.ResourceOptions | None = None) -> RecordingMocks:
@@ -45,18 +57,7 @@ def test_the_args_module_is_the_one_generated_from_the_config_schema() -> None:
 
 
 def test_plain_args_create_what_the_render_of_the_same_config_prints() -> None:
-    config = {
-        "clusterName": "train",
-        "namespace": "ml",
-        "createNamespace": False,
-        "workers": 3,
-        "image": "registry.example.com/ml/kompi",
-        "imageTag": "4.1.4-bookworm-0.1.0",
-        "workerPod": {"nodeSelector": {"pool": "gpu"}, "resources": {"requests": {"cpu": "2"}}},
-        "dataVolumes": [{"name": "train", "size": "1Gi", "mountPath": "/train"}],
-        "dataPreparation": {"command": ["python3", "/prepare.py"]},
-    }
-    rendered = by_identity(render_objects(config))
+    rendered = by_identity(render_objects(TRAIN_CONFIG))
     assert _manifests(_cluster("train", TRAIN)) == rendered
 
 
@@ -160,16 +161,7 @@ def test_stacks_made_by_kompi_0_1_0_keep_their_objects_through_aliases() -> None
 
 def test_host_network_args_create_what_the_render_of_the_same_config_prints() -> None:
     args = TRAIN | {"host_network": {"enabled": True, "mpi_interfaces": "ens5"}, "network_policy": {"enabled": False}}
-    config = {
-        "clusterName": "train",
-        "namespace": "ml",
-        "createNamespace": False,
-        "workers": 3,
-        "image": "registry.example.com/ml/kompi",
-        "imageTag": "4.1.4-bookworm-0.1.0",
-        "workerPod": {"nodeSelector": {"pool": "gpu"}, "resources": {"requests": {"cpu": "2"}}},
-        "dataVolumes": [{"name": "train", "size": "1Gi", "mountPath": "/train"}],
-        "dataPreparation": {"command": ["python3", "/prepare.py"]},
+    config = TRAIN_CONFIG | {
         "hostNetwork": {"enabled": True, "mpiInterfaces": "ens5"},
         "networkPolicy": {"enabled": False},
     }

@@ -12,6 +12,7 @@ from kompi_engine.local_cluster import FakeNodes, LocalCluster
 from tests.e2e.live import Kubectl
 from tests.e2e.port_blocks import PortBlock
 from tests.e2e.project import Project
+from tests.e2e.running import running
 
 
 @pytest.fixture(scope="session")
@@ -21,17 +22,11 @@ def engine_bin() -> Path:
 
 @pytest.fixture(scope="session")
 def cluster(engine_bin: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCluster]:
-    local = LocalCluster(
-        state=tmp_path_factory.mktemp("local-cluster"),
-        bin=engine_bin,
-        ports=PortBlock.KWOK_SESSION.ports,
-        nodes=FakeNodes(count=4),
-    )
-    local.up()
-    try:
+    state = tmp_path_factory.mktemp("local-cluster")
+    with running(
+        LocalCluster(state, bin=engine_bin, ports=PortBlock.KWOK_SESSION.ports, nodes=FakeNodes(count=4))
+    ) as local:
         yield local
-    finally:
-        local.down()
 
 
 @pytest.fixture(scope="session")

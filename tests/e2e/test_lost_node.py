@@ -15,6 +15,7 @@ from kompi_engine.local_cluster import FakeNodes, LocalCluster
 from tests.e2e.live import Kubectl
 from tests.e2e.port_blocks import PortBlock
 from tests.e2e.project import Project
+from tests.e2e.running import running
 
 NAMESPACE = "kompi-dev"
 
@@ -24,11 +25,8 @@ def cluster_of_its_own(engine_bin: Path, tmp_path: Path) -> Iterator[LocalCluste
     cluster = LocalCluster(
         tmp_path / "cluster", bin=engine_bin, ports=PortBlock.LOST_NODES.ports, nodes=FakeNodes(count=2)
     )
-    cluster.up()
-    try:
+    with running(cluster):
         yield cluster
-    finally:
-        cluster.down()
 
 
 def _lose_the_nodes(cluster: LocalCluster, kubectl: Kubectl) -> None:

@@ -13,6 +13,7 @@ from kompi_engine.local_cluster import LocalCluster
 from tests.e2e.live import Kubectl, wait_until
 from tests.e2e.port_blocks import PortBlock
 from tests.e2e.project import Project
+from tests.e2e.running import running
 from tests.images.conftest import container_tools, images  # noqa: F401  (fixtures: build kompi's images)
 
 # one node with two CPUs runs the master and up to three workers: ask for little
@@ -26,7 +27,11 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 @pytest.fixture(scope="package")
-def real_cluster(engine_bin: Path, images: dict[str, str], tmp_path_factory: pytest.TempPathFactory):  # noqa: F811
+def real_cluster(
+    engine_bin: Path,
+    images: dict[str, str],  # noqa: F811
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[LocalCluster]:
     local = LocalCluster(
         state=tmp_path_factory.mktemp("real-node-cluster"),
         bin=engine_bin,
@@ -34,11 +39,8 @@ def real_cluster(engine_bin: Path, images: dict[str, str], tmp_path_factory: pyt
         real_node=True,
         node_images=tuple(images.values()),
     )
-    local.up(print)
-    try:
+    with running(local, print):
         yield local
-    finally:
-        local.down()
 
 
 @pytest.fixture(scope="package")

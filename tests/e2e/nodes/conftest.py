@@ -14,6 +14,7 @@ import pytest
 from kompi_engine.local_cluster import LocalCluster
 from tests.e2e.live import Kubectl
 from tests.e2e.port_blocks import PortBlock
+from tests.e2e.running import running
 from tests.images.conftest import container_tools, images  # noqa: F401  (fixtures: build kompi's images)
 
 NODES = 3
@@ -46,13 +47,10 @@ def nodes(engine_bin: Path, images: dict[str, str], tmp_path_factory: pytest.Tem
         real_nodes=NODES,
         node_images=tuple(images.values()),
     )
-    local.up(print)
-    try:
+    with running(local, print):
         yield local
-    finally:
-        local.down()
-        # after every stack of the package is destroyed: `down` undoes exactly what `up` did
-        assert not leftovers(local), leftovers(local)
+    # after every stack of the package is destroyed: `down` undoes exactly what `up` did
+    assert not leftovers(local), leftovers(local)
 
 
 @pytest.fixture(scope="package")
