@@ -14,20 +14,6 @@ from tests.e2e.port_blocks import PortBlock
 from tests.e2e.project import Project
 from tests.e2e.running import running
 
-E2E = Path(__file__).parent
-REAL_NODE_PACKAGES = (E2E / "node", E2E / "nodes")
-# bin/test runs the end-to-end tests in two pytest-xdist workers (--dist loadgroup), one per group. Each group
-# starts clusters of its own (PortBlock), so the two never share one; the real-node packages stay in one worker
-# because each holds its real nodes for the package, and two sets of real nodes would halve each one's cores.
-KWOK_GROUP, REAL_NODE_GROUP = "kwok", "real-nodes"
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    for item in items:
-        if E2E in item.path.parents:
-            real = any(package in item.path.parents for package in REAL_NODE_PACKAGES)
-            item.add_marker(pytest.mark.xdist_group(REAL_NODE_GROUP if real else KWOK_GROUP))
-
 
 @pytest.fixture(scope="session")
 def engine_bin() -> Path:
