@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 from pathlib import Path
 
 import pytest
@@ -24,6 +25,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    # Ctrl-C as at a terminal, however pytest was started: bash starts a script's background jobs (bin/test's
+    # kwok run) with SIGINT ignored, which every child would inherit, and the signal tests send SIGINT.
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     config.addinivalue_line(
         "markers", "containers: builds images or runs podman containers (opt out with --skip-containers)"
     )
