@@ -35,25 +35,19 @@ DNS_ADDRESS = "127.0.0.77"
 DOMAIN = "bench.hpc.svc.cluster.local"
 
 
-def poll_loop(cluster: object, hostfile: Path, period: float, stop: threading.Event) -> None:
+def poll_loop(cluster: kd.Cluster, hostfile: Path, period: float, stop: threading.Event) -> None:
+    discovery = kd.Discovery(cluster, [(DNS_ADDRESS, 53)])
     current = None
     while not stop.is_set():
         started = time.monotonic()
         try:
-            text = cluster.hostfile_text(kd.ready_workers_from(cluster, [DNS_ADDRESS]))  # type: ignore[attr-defined]
+            text = cluster.hostfile_text(discovery.sweep())
         except kd.DnsError:
             text = current  # keep the last hostfile, as kompi-discover does
         if text is not None and text != current:
             kd.write_atomically(hostfile, text)
             current = text
         stop.wait(max(0.0, period - (time.monotonic() - started)))
-
-
-def _ready(cluster: kd.Cluster, servers: list[str]) -> dict[int, object]:
-    return cluster.ready_workers(kd.query_srv(cluster.srv_name, servers))
-
-
-kd.ready_workers_from = _ready
 
 
 def converge(period: float, server: ClusterDns) -> list[float]:

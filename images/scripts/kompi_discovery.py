@@ -2,16 +2,25 @@
 """kompi's worker discovery from cluster DNS alone (no Kubernetes API, no credentials).
 
 Installed as three commands (the program looks at the name it was called by):
-  kompi-discover [watch]       keep $KOMPI_HOSTFILE equal to the ready workers (poll every ~1 s)
+  kompi-discover [watch]       keep $KOMPI_HOSTFILE equal to the ready workers (a sweep every ~1 s)
   kompi-discover once          print the hostfile the ready workers give, once
   kompi-discover scale N       set the worker StatefulSet's replicas (one-shot mode: the pod's own
                                service account may patch that one scale subresource, nothing else)
   kompi-wait N [--timeout S]   block until workers 0..N-1 are in DNS, answer with an SSH banner and
                                are in the hostfile; exit 1 naming the missing ones after S seconds
 
-Ready workers come from the SRV records of the headless Service's named port,
-_ssh._tcp.<service domain>: Kubernetes DNS publishes one per ready endpoint, target = the pod's
-<hostname>.<service domain>. Only the Python standard library is used (a minimal DNS client).
+Ready workers come from cluster DNS. Kubernetes DNS publishes, for each ready endpoint of the headless
+Service, an SRV record of its named port (_ssh._tcp.<service domain>, target = the pod's
+<hostname>.<service domain>) and the pod's own name; a pod that is not ready has neither.
+
+One SRV answer lists every ready worker while it fits in a DNS message (65,535 bytes over TCP: about
+1,100 workers from CoreDNS, which then drops the rest and sets the TC bit). A cut answer is never taken
+as the cluster: its records count as ready, and every other worker is looked up by its own name (one
+small query each, many in flight at once), from ordinal 0 up to 64 past the highest ready one. A worker
+leaves the hostfile only when DNS has denied it in 3 sweeps in a row (the SRV answer and a lookup of
+its own name each time), so that a stray NXDOMAIN for a ready pod (coredns/coredns#6518, #6658) does not
+drop it; a query that times out is no answer at all and changes nothing. docs/scale.md has the sizes.
+Only the Python standard library is used (a minimal DNS client).
 """
 
 from __future__ import annotations
@@ -21,6 +30,7 @@ import json
 import os
 import random
 import re
+import selectors
 import signal
 import socket
 import ssl
@@ -29,17 +39,38 @@ import sys
 import tempfile
 import time
 import urllib.request
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections import deque
+from collections.abc import Iterable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import NamedTuple
 
+TYPE_A = 1
+TYPE_AAAA = 28
 SRV = 33
 OPT = 41
 CLASS_IN = 1
+RCODE_NOERROR = 0
 RCODE_NXDOMAIN = 3
 EDNS_PAYLOAD = 4096
 QUERY_TIMEOUT = 0.5
+TCP_TIMEOUT = 2.0  # an answer of up to 64 KiB
+DNS_PORT = 53
 SA_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
+# Lookups of single names in flight at once: enough to sweep 4,096 workers in a fraction of a second,
+# few enough that a DNS server's socket buffer never overflows.
+LOOKUP_WINDOW = 128
+LOOKUP_ATTEMPTS = 3
+# With a cut SRV answer, ordinals are looked up to this far past the highest ready one (a StatefulSet's
+# pods are 0..N-1; a scale-up whose pods turn ready out of order is found block by block in one sweep).
+PROBE_MARGIN = 64
+# Sweeps in a row that must deny a listed worker before it leaves the hostfile.
+MISSES_TO_DROP = 3
+SSH_PROBES = 64  # SSH banner checks of kompi-wait in flight at once
+MISSING_NAMED = 20  # kompi-wait names this many missing workers, then counts the rest
+
+Server = tuple[str, int]  # a DNS server's address and port
 
 
 class DnsError(RuntimeError):
@@ -52,6 +83,20 @@ class SrvRecord:
     weight: int
     port: int
     target: str  # lower case, no trailing dot
+    address: str = ""  # from the answer's additional section, when it has one
+
+
+class Lookup(NamedTuple):
+    """What DNS said of one name: it exists (True), does not (False, NXDOMAIN), or no usable answer (None)."""
+
+    exists: bool | None
+    address: str = ""
+
+
+@dataclass(frozen=True)
+class SrvAnswer:
+    records: list[SrvRecord]
+    complete: bool  # False: the server cut the answer (TC over TCP): the records are some of the set
 
 
 def log(message: str) -> None:
@@ -96,47 +141,94 @@ def read_name(message: bytes, offset: int) -> tuple[str, int]:
     raise ValueError("DNS name compression loop")
 
 
-def parse_srv_response(message: bytes, query_id: int) -> tuple[int, bool, list[SrvRecord]]:
-    """(rcode, truncated, SRV answers) of a response to query ``query_id``."""
+def parse_header(message: bytes) -> tuple[int, int, str, int]:
+    """(id, flags, question name, offset after the question) of a response."""
     if len(message) < 12:
         raise ValueError("short DNS message")
-    ident, flags, qdcount, ancount = struct.unpack_from("!HHHH", message)
-    if ident != query_id or not flags & 0x8000:
-        raise ValueError("not the response to this query")
-    offset = 12
-    for _ in range(qdcount):
-        offset = read_name(message, offset)[1] + 4
-    records = []
-    for _ in range(ancount):
-        offset = read_name(message, offset)[1]
+    ident, flags, qdcount = struct.unpack_from("!HHH", message)
+    if not flags & 0x8000 or qdcount != 1:
+        raise ValueError("not a response to one question")
+    qname, offset = read_name(message, 12)
+    return ident, flags, qname, offset + 4
+
+
+def _records(message: bytes, offset: int) -> Iterator[tuple[str, int, bytes, int]]:
+    """(owner, type, rdata, rdata offset) of every record in the answer, authority and additional sections."""
+    ancount, nscount, arcount = struct.unpack_from("!HHH", message, 6)
+    for _ in range(ancount + nscount + arcount):
+        owner, offset = read_name(message, offset)
         rtype, _rclass, _ttl, length = struct.unpack_from("!HHIH", message, offset)
         offset += 10
-        if rtype == SRV:
-            priority, weight, port = struct.unpack_from("!HHH", message, offset)
-            records.append(SrvRecord(priority, weight, port, read_name(message, offset + 6)[0]))
+        yield owner, rtype, message[offset : offset + length], offset
         offset += length
+
+
+def _address(rtype: int, rdata: bytes) -> str | None:
+    if rtype == TYPE_A and len(rdata) == 4:
+        return socket.inet_ntop(socket.AF_INET, rdata)
+    if rtype == TYPE_AAAA and len(rdata) == 16:
+        return socket.inet_ntop(socket.AF_INET6, rdata)
+    return None
+
+
+def parse_srv_response(message: bytes, query_id: int) -> tuple[int, bool, list[SrvRecord]]:
+    """(rcode, truncated, SRV answers) of a response to query ``query_id``; each record carries its
+    target's address when the response's additional section has it."""
+    ident, flags, _qname, offset = parse_header(message)
+    if ident != query_id:
+        raise ValueError("not the response to this query")
+    records: list[SrvRecord] = []
+    addresses: dict[str, str] = {}
+    for owner, rtype, rdata, at in _records(message, offset):
+        if rtype == SRV:
+            priority, weight, port = struct.unpack_from("!HHH", message, at)
+            records.append(SrvRecord(priority, weight, port, read_name(message, at + 6)[0]))
+        elif (address := _address(rtype, rdata)) is not None:
+            addresses.setdefault(owner, address)
+    records = [replace(record, address=addresses.get(record.target, "")) for record in records]
     return flags & 0x000F, bool(flags & 0x0200), records
 
 
-def nameservers(resolv_conf: str = "/etc/resolv.conf") -> list[str]:
+def parse_lookup_response(message: bytes) -> tuple[int, str, Lookup]:
+    """(id, question name, what it says of the name) of a response to a lookup."""
+    ident, flags, qname, offset = parse_header(message)
+    rcode = flags & 0x000F
+    if rcode == RCODE_NXDOMAIN:
+        return ident, qname, Lookup(False)
+    if rcode != RCODE_NOERROR:
+        return ident, qname, Lookup(None)
+    for owner, rtype, rdata, _ in _records(message, offset):
+        if (address := _address(rtype, rdata)) is not None and owner == qname:
+            return ident, qname, Lookup(True, address)
+    return ident, qname, Lookup(True)  # the name exists without an address of this type
+
+
+def resolv_conf_path() -> str:
+    return os.environ.get("KOMPI_RESOLV_CONF", "/etc/resolv.conf")
+
+
+def nameservers(resolv_conf: str | None = None) -> list[Server]:
     servers = []
-    for line in Path(resolv_conf).read_text().splitlines():
+    for line in Path(resolv_conf or resolv_conf_path()).read_text().splitlines():
         fields = line.split()
         if len(fields) >= 2 and fields[0] == "nameserver":
-            servers.append(fields[1])
-    return servers or ["127.0.0.1"]
+            servers.append((fields[1], DNS_PORT))
+    return servers or [("127.0.0.1", DNS_PORT)]
 
 
-def _ask_udp(server: str, query: bytes, timeout: float) -> bytes:
-    family = socket.AF_INET6 if ":" in server else socket.AF_INET
-    with socket.socket(family, socket.SOCK_DGRAM) as sock:
+def _family(server: Server) -> socket.AddressFamily:
+    return socket.AF_INET6 if ":" in server[0] else socket.AF_INET
+
+
+def _ask_udp(server: Server, query: bytes, timeout: float) -> bytes:
+    with socket.socket(_family(server), socket.SOCK_DGRAM) as sock:
         sock.settimeout(timeout)
-        sock.sendto(query, (server, 53))
+        sock.sendto(query, server)
         return sock.recv(65535)
 
 
-def _ask_tcp(server: str, query: bytes, timeout: float) -> bytes:
-    with socket.create_connection((server, 53), timeout=timeout) as sock:
+def _ask_tcp(server: Server, query: bytes, timeout: float) -> bytes:
+    with socket.create_connection(server, timeout=timeout) as sock:
         sock.sendall(struct.pack("!H", len(query)) + query)
         data = b""
         while len(data) < 2 or len(data) < 2 + struct.unpack_from("!H", data)[0]:
@@ -147,25 +239,118 @@ def _ask_tcp(server: str, query: bytes, timeout: float) -> bytes:
         return data[2:]
 
 
-def query_srv(name: str, servers: Sequence[str] | None = None, timeout: float = QUERY_TIMEOUT) -> list[SrvRecord]:
-    """SRV records of ``name``; [] when the name does not exist (no ready endpoint)."""
+@dataclass
+class QueryCount:
+    """Queries sent since the process started (kompi-discover reports them when it stops)."""
+
+    sent: int = 0
+
+
+QUERIES = QueryCount()
+
+
+def query_srv(name: str, servers: Sequence[Server] | None = None, timeout: float = QUERY_TIMEOUT) -> SrvAnswer:
+    """SRV records of ``name``: no records when the name does not exist (no ready endpoint).
+
+    A UDP answer that does not fit is asked again over TCP; a TCP answer that still carries the TC bit
+    is what the server could fit in one message, and says so (``complete`` False).
+    """
     problems = []
     for server in servers or nameservers():
         query_id = random.randrange(1 << 16)
         query = build_query(name, SRV, query_id)
         try:
+            QUERIES.sent += 1
             rcode, truncated, records = parse_srv_response(_ask_udp(server, query, timeout), query_id)
             if truncated:
-                rcode, truncated, records = parse_srv_response(_ask_tcp(server, query, timeout), query_id)
+                QUERIES.sent += 1
+                rcode, truncated, records = parse_srv_response(_ask_tcp(server, query, TCP_TIMEOUT), query_id)
         except (OSError, ValueError, struct.error, IndexError) as error:
-            problems.append(f"{server}: {error or type(error).__name__}")
+            problems.append(f"{server[0]}: {error or type(error).__name__}")
             continue
-        if rcode == 0:
-            return records
+        if rcode == RCODE_NOERROR:
+            return SrvAnswer(records, complete=not truncated)
         if rcode == RCODE_NXDOMAIN:
-            return []
-        problems.append(f"{server}: rcode {rcode}")
+            return SrvAnswer([], complete=True)
+        problems.append(f"{server[0]}: rcode {rcode}")
     raise DnsError(f"no answer for {name} ({'; '.join(problems)})")
+
+
+def look_up(
+    names: Iterable[str],
+    servers: Sequence[Server] | None = None,
+    timeout: float = QUERY_TIMEOUT,
+    window: int = LOOKUP_WINDOW,
+    attempts: int = LOOKUP_ATTEMPTS,
+) -> dict[str, Lookup]:
+    """What DNS says of each name (A queries): it exists (an answer, with or without an address), it does
+    not (NXDOMAIN), or no usable answer after ``attempts`` tries spread over the servers. Up to ``window``
+    queries are in flight at once, on one UDP socket per server."""
+    servers = list(servers or nameservers())
+    result: dict[str, Lookup] = {}
+    queue = deque((name.rstrip(".").lower(), 0) for name in names)
+    in_flight: dict[int, tuple[str, int, float]] = {}  # id -> (name, attempt, deadline)
+    next_id = random.randrange(1 << 16)
+    selector = selectors.DefaultSelector()
+    sockets = []
+    for server in servers:
+        sock = socket.socket(_family(server), socket.SOCK_DGRAM)
+        sock.setblocking(False)
+        sock.connect(server)  # answers from anyone else are dropped by the kernel
+        selector.register(sock, selectors.EVENT_READ, sock)
+        sockets.append(sock)
+
+    def settle(name: str, attempt: int, lookup: Lookup) -> None:
+        if lookup.exists is None and attempt + 1 < attempts:
+            queue.append((name, attempt + 1))
+        else:
+            result[name] = lookup
+
+    try:
+        while queue or in_flight:
+            while queue and len(in_flight) < window:
+                name, attempt = queue.popleft()
+                while next_id in in_flight:
+                    next_id = (next_id + 1) & 0xFFFF
+                query_id, next_id = next_id, (next_id + 1) & 0xFFFF
+                try:
+                    sockets[attempt % len(sockets)].send(build_query(name, TYPE_A, query_id))
+                    QUERIES.sent += 1
+                except OSError:
+                    settle(name, attempt, Lookup(None))
+                    continue
+                in_flight[query_id] = (name, attempt, time.monotonic() + timeout)
+            if not in_flight:
+                continue
+            wait_for = max(0.0, min(deadline for _, _, deadline in in_flight.values()) - time.monotonic())
+            for key, _ in selector.select(wait_for):
+                reader: socket.socket = key.data
+                while True:
+                    try:
+                        message = reader.recv(65535)
+                    except (BlockingIOError, InterruptedError):
+                        break
+                    except OSError:  # e.g. ICMP port unreachable: the query is lost, its deadline retries it
+                        break
+                    try:
+                        ident, qname, lookup = parse_lookup_response(message)
+                    except (ValueError, struct.error, IndexError):
+                        continue
+                    sent = in_flight.get(ident)
+                    if sent is None or sent[0] != qname:
+                        continue  # a late answer to a query already retried, or not ours
+                    del in_flight[ident]
+                    settle(sent[0], sent[1], lookup)
+            now = time.monotonic()
+            for ident, (name, attempt, deadline) in list(in_flight.items()):
+                if deadline <= now:
+                    del in_flight[ident]
+                    settle(name, attempt, Lookup(None))
+    finally:
+        selector.close()
+        for sock in sockets:
+            sock.close()
+    return result
 
 
 # --- the cluster's workers and the hostfile ---------------------------------------------------
@@ -220,8 +405,91 @@ class Cluster:
         workers = "".join(f"{self.fqdn(ordinal)} slots={self.slots}\n" for ordinal in sorted(set(ordinals)))
         return self.master_line + workers
 
-    def discover(self) -> dict[int, SrvRecord]:
-        return self.ready_workers(query_srv(self.srv_name))
+
+@dataclass
+class Sweep:
+    """What one round of queries said about each worker it covered."""
+
+    ready: set[int]
+    denied: set[int]  # NXDOMAIN, and (with a whole SRV answer) absent from it too
+    unanswered: set[int]  # looked up, no usable answer: neither ready nor denied
+    cut: bool  # the SRV answer was cut, so workers were looked up one by one
+
+
+@dataclass
+class Discovery:
+    """The ready workers as DNS reports them, kept from sweep to sweep.
+
+    A worker joins the list at the first answer that says it is ready, and leaves it after
+    ``misses_to_drop`` sweeps in a row denied it. ``expected`` (kompi-wait's N) is looked up in full
+    when the SRV answer is cut, whatever the highest ready ordinal.
+    """
+
+    cluster: Cluster
+    servers: Sequence[Server] | None = None
+    timeout: float = QUERY_TIMEOUT
+    misses_to_drop: int = MISSES_TO_DROP
+    margin: int = PROBE_MARGIN
+    expected: int = 0
+    listed: set[int] = field(default_factory=set)
+    misses: dict[int, int] = field(default_factory=dict)
+    addresses: dict[int, str] = field(default_factory=dict)  # of the ready workers, where DNS gave one
+    port: int = 0  # the SRV records' port (the Service's one named port), once any has been seen
+    last: Sweep | None = None
+
+    def sweep(self) -> set[int]:
+        """One round: the workers listed now. Raises DnsError (nothing changes) if the SRV query fails."""
+        answer = query_srv(self.cluster.srv_name, self.servers, self.timeout)
+        records = self.cluster.ready_workers(answer.records)
+        self.port = next((record.port for record in answer.records), self.port)
+        if answer.complete:
+            # Absent from a whole answer: asked again by name before it counts as a miss.
+            looked_up = self._look_up(self.listed - set(records))
+        else:
+            probed_to = max({*records, *self.listed, self.expected - 1}, default=-1) + self.margin
+            looked_up = self._look_up((self.listed | set(range(probed_to + 1))) - set(records))
+            while True:  # one more block while the last one held a ready worker
+                found = {ordinal for ordinal, lookup in looked_up.items() if lookup.exists}
+                reach = max({*records, *found}, default=-1) + self.margin
+                if reach <= probed_to:
+                    break
+                looked_up |= self._look_up(range(probed_to + 1, reach + 1))
+                probed_to = reach
+        ready = set(records) | {ordinal for ordinal, lookup in looked_up.items() if lookup.exists}
+        denied = {ordinal for ordinal, lookup in looked_up.items() if lookup.exists is False}
+        unanswered = {ordinal for ordinal, lookup in looked_up.items() if lookup.exists is None}
+        self.last = Sweep(ready, denied, unanswered, cut=not answer.complete)
+        for ordinal, record in records.items():
+            self.addresses[ordinal] = record.address or self.addresses.get(ordinal, "")
+        for ordinal, lookup in looked_up.items():
+            if lookup.exists:
+                self.addresses[ordinal] = lookup.address or self.addresses.get(ordinal, "")
+        for ordinal in ready:
+            self.misses.pop(ordinal, None)
+        self.listed |= ready
+        for ordinal in denied & self.listed:
+            self.misses[ordinal] = self.misses.get(ordinal, 0) + 1
+            if self.misses[ordinal] >= self.misses_to_drop:
+                self.listed.discard(ordinal)
+                del self.misses[ordinal]
+                self.addresses.pop(ordinal, None)
+        return set(self.listed)
+
+    def _look_up(self, ordinals: Iterable[int]) -> dict[int, Lookup]:
+        by_name = {self.cluster.fqdn(ordinal): ordinal for ordinal in ordinals}
+        if not by_name:
+            return {}
+        found = look_up(by_name, self.servers, self.timeout)
+        return {by_name[name]: lookup for name, lookup in found.items()}
+
+    def address(self, ordinals: Iterable[int]) -> dict[int, str]:
+        """The addresses of listed workers, looked up for those that a cut SRV answer gave without one."""
+        ordinals = list(ordinals)
+        unknown = [ordinal for ordinal in ordinals if not self.addresses.get(ordinal)]
+        for ordinal, lookup in self._look_up(unknown).items():
+            if lookup.exists and lookup.address:
+                self.addresses[ordinal] = lookup.address
+        return {ordinal: self.addresses[ordinal] for ordinal in ordinals if self.addresses.get(ordinal)}
 
 
 def write_atomically(path: Path, text: str) -> None:
@@ -245,16 +513,30 @@ def hostfile_path() -> Path:
     return Path(os.environ.get("KOMPI_HOSTFILE", "/kompi/generated/hostfile"))
 
 
-def watch(cluster: Cluster, hostfile: Path, interval: float) -> None:
-    """Rewrite the hostfile whenever the set of ready workers changes; runs until SIGTERM."""
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+def _report_queries(started: float) -> None:
+    elapsed = max(time.monotonic() - started, 1e-9)
+    log(f"stopping: {QUERIES.sent} DNS queries in {elapsed:.0f} s ({QUERIES.sent / elapsed:.1f}/s)")
+
+
+def watch(discovery: Discovery, hostfile: Path, interval: float) -> None:
+    """Rewrite the hostfile whenever the set of listed workers changes; runs until SIGTERM."""
+    started = time.monotonic()
+
+    def stop(*_: object) -> None:
+        _report_queries(started)
+        sys.exit(0)
+
+    signal.signal(signal.SIGTERM, stop)
+    cluster = discovery.cluster
     current: str | None = None
     failing = False
+    notes: tuple[bool, int] = (False, 0)  # what was last said about cut answers and unanswered lookups
     log(f"watching {cluster.srv_name} every {interval:g}s for {cluster.worker_prefix}-N into {hostfile}")
     while True:
-        started = time.monotonic()
+        began = time.monotonic()
+        text: str | None
         try:
-            text = cluster.hostfile_text(cluster.discover())
+            text = cluster.hostfile_text(discovery.sweep())
             if failing:
                 log("DNS answers again")
             failing = False
@@ -263,13 +545,20 @@ def watch(cluster: Cluster, hostfile: Path, interval: float) -> None:
                 log(f"keeping the hostfile: {error}")
             failing = True
             text = current
+        sweep = discovery.last
+        if not failing and sweep is not None and (sweep.cut, len(sweep.unanswered)) != notes:
+            notes = (sweep.cut, len(sweep.unanswered))
+            if sweep.cut:
+                log("the SRV answer does not hold every worker: looking workers up by name")
+            if sweep.unanswered:
+                log(f"no answer for {len(sweep.unanswered)} workers' names: each kept as it was")
         if text is not None and text != current:
             write_atomically(hostfile, text)
             log(f"hostfile: {text.count(chr(10))} workers")
             current = text
         # After a failed query, ask again soon rather than a whole period later.
         pause = min(interval, 0.2) if failing else interval
-        time.sleep(max(0.0, pause - (time.monotonic() - started)))
+        time.sleep(max(0.0, pause - (time.monotonic() - began)))
 
 
 def ssh_banner(host: str, port: int, timeout: float = 1.0) -> bool:
@@ -288,32 +577,55 @@ def hostfile_hosts(path: Path) -> set[str]:
         return set()
 
 
-def wait(cluster: Cluster, count: int, timeout: float, hostfile: Path | None, poll: float = 0.2) -> int:
-    """0 once workers 0..count-1 are ready (DNS, SSH banner, hostfile); 1 naming the missing ones."""
+def wait(
+    cluster: Cluster,
+    count: int,
+    timeout: float,
+    hostfile: Path | None,
+    poll: float = 0.2,
+    servers: Sequence[Server] | None = None,
+) -> int:
+    """0 once workers 0..count-1 are ready (DNS, SSH banner, hostfile); 1 naming the missing ones.
+
+    A worker's sshd is asked (many at a time) until it answers once, and again only after the worker
+    left DNS; the port is the SRV records' (the Service's ssh port).
+    """
     deadline = time.monotonic() + timeout
+    # A worker missing from one answer is missing for kompi-wait: it waits for all of them at once.
+    discovery = Discovery(cluster, servers, misses_to_drop=1, expected=count)
+    answered: set[int] = set()  # sshd answered since the worker was last seen ready
     missing: dict[int, str] = {}
-    while True:
-        try:
-            ready = cluster.discover()
-            listed = hostfile_hosts(hostfile) if hostfile else None
-            missing = {}
-            for ordinal in range(count):
-                if ordinal not in ready:
-                    missing[ordinal] = "not ready in DNS"
-                elif not ssh_banner(ready[ordinal].target, ready[ordinal].port):
-                    missing[ordinal] = "sshd does not answer"
-                elif listed is not None and cluster.fqdn(ordinal) not in listed:
-                    missing[ordinal] = f"not in {hostfile} yet"
-        except DnsError as error:
-            missing = {ordinal: str(error) for ordinal in range(count)}
-        if not missing:
-            log(f"{count} workers ready")
-            return 0
-        if time.monotonic() >= deadline:
-            names = ", ".join(f"{cluster.worker_prefix}-{o} ({why})" for o, why in sorted(missing.items()))
-            log(f"timed out after {timeout:g}s waiting for {count} workers; missing: {names}")
-            return 1
-        time.sleep(max(0.0, min(poll, deadline - time.monotonic())))
+    with ThreadPoolExecutor(SSH_PROBES) as probes:
+        while True:
+            try:
+                ready = discovery.sweep()
+                answered &= ready
+                unprobed = [o for o in range(count) if o in ready and o not in answered]
+                addresses = discovery.address(unprobed)
+                hosts = [addresses.get(o) or cluster.fqdn(o) for o in unprobed]
+                banners = probes.map(ssh_banner, hosts, [discovery.port] * len(unprobed))
+                answered |= {o for o, ok in zip(unprobed, banners, strict=True) if ok}
+                listed = hostfile_hosts(hostfile) if hostfile else None
+                missing = {}
+                for ordinal in range(count):
+                    if ordinal not in ready:
+                        missing[ordinal] = "not ready in DNS"
+                    elif ordinal not in answered:
+                        missing[ordinal] = "sshd does not answer"
+                    elif listed is not None and cluster.fqdn(ordinal) not in listed:
+                        missing[ordinal] = f"not in {hostfile} yet"
+            except DnsError as error:
+                missing = {ordinal: str(error) for ordinal in range(count)}
+            if not missing:
+                log(f"{count} workers ready")
+                return 0
+            if time.monotonic() >= deadline:
+                named = sorted(missing.items())[:MISSING_NAMED]
+                names = ", ".join(f"{cluster.worker_prefix}-{o} ({why})" for o, why in named)
+                more = f" and {len(missing) - len(named)} more" if len(missing) > len(named) else ""
+                log(f"timed out after {timeout:g}s waiting for {count} workers; {len(missing)} missing: {names}{more}")
+                return 1
+            time.sleep(max(0.0, min(poll, deadline - time.monotonic())))
 
 
 # --- the one Kubernetes API call of one-shot mode --------------------------------------------
@@ -361,9 +673,13 @@ def main(argv: Sequence[str]) -> int:
     options = parser.parse_args(args or ["watch"])
     cluster = Cluster.from_env()
     if options.command == "watch":
-        watch(cluster, hostfile_path(), options.interval)
+        watch(Discovery(cluster), hostfile_path(), options.interval)
     elif options.command == "once":
-        sys.stdout.write(cluster.hostfile_text(cluster.discover()))
+        try:
+            sys.stdout.write(cluster.hostfile_text(Discovery(cluster).sweep()))
+        except DnsError as error:
+            log(str(error))
+            return 1
     elif options.command == "wait":
         hostfile = None if options.no_hostfile else hostfile_path()
         return wait(cluster, options.workers, options.timeout, hostfile)

@@ -1,16 +1,25 @@
-"""A small authoritative DNS server (dnspython, UDP) publishing what cluster DNS would for ready pods.
+"""A small authoritative DNS server (dnspython, UDP and TCP) publishing what cluster DNS would for ready pods.
 
 For the headless Service with publishNotReadyAddresses false, Kubernetes DNS answers
-``_ssh._tcp.<service domain>`` SRV with one record per ready endpoint (target = the pod's FQDN) and
-``<pod>.<service domain>`` A with its address; names of pods that are not ready do not exist.
-The test calls ``publish``/``withdraw`` as readiness changes and gets the time each change is visible.
+``_ssh._tcp.<service domain>`` SRV with one record per ready endpoint (target = the pod's FQDN, its
+address in the additional section) and ``<pod>.<service domain>`` A with its address; names of pods that
+are not ready do not exist. The test calls ``publish``/``withdraw`` as readiness changes and gets the
+time each change is visible.
+
+Like CoreDNS, an answer that does not fit (the client's EDNS size over UDP, 65,535 bytes or ``tcp_limit``
+over TCP) keeps the SRV records that fit and sets TC. ``Faults`` adds what CoreDNS does at scale now and
+then: NXDOMAIN for a ready pod (coredns/coredns#6518, #6658) and queries that get no answer.
 """
 
 from __future__ import annotations
 
+import random
 import socket
+import socketserver
+import struct
 import threading
 import time
+from dataclasses import dataclass, field
 
 import dns.flags
 import dns.message
@@ -19,23 +28,83 @@ import dns.rdatatype
 import dns.rrset
 
 TTL = 0  # what CoreDNS's kubernetes plugin gives headless records by default is 5 s; 0 keeps tests honest
+TCP_LIMIT = 65535
+
+
+@dataclass
+class Faults:
+    """Stray denials and lost queries, at random with a fixed seed.
+
+    A ready pod is denied (NXDOMAIN for its name, its record left out of a whole SRV answer) with
+    probability ``deny``, but never in more than ``max_denials_in_row`` answers about it in a row;
+    a query is dropped unanswered with probability ``drop`` (``drop_lookups`` for the A queries).
+    (A cut SRV answer says nothing of the pods it leaves out, so it denies none.)
+    """
+
+    deny: float = 0.0
+    drop: float = 0.0
+    drop_lookups: float = 0.0  # lookups of one name only (A queries)
+    max_denials_in_row: int = 0
+    seed: int = 0
+    denials: int = 0
+    drops: int = 0
+    _in_row: dict[str, int] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self._rng = random.Random(self.seed)
+
+    def denied(self, fqdn: str) -> bool:
+        if self._in_row.get(fqdn, 0) < self.max_denials_in_row and self._rng.random() < self.deny:
+            self._in_row[fqdn] = self._in_row.get(fqdn, 0) + 1
+            self.denials += 1
+            return True
+        self._in_row[fqdn] = 0
+        return False
+
+    def dropped(self, lookup: bool) -> bool:
+        if self._rng.random() < (self.drop_lookups if lookup and self.drop_lookups else self.drop):
+            self.drops += 1
+            return True
+        return False
 
 
 class ClusterDns:
-    def __init__(self, address: str, service_domain: str, port_name: str = "ssh", port: int = 2222) -> None:
+    def __init__(
+        self,
+        address: str,
+        service_domain: str,
+        port_name: str = "ssh",
+        port: int = 2222,
+        dns_port: int = 53,
+        tcp_limit: int = TCP_LIMIT,
+        faults: Faults | None = None,
+    ) -> None:
         self.service_domain = service_domain.rstrip(".").lower()
         self.srv_name = f"_{port_name}._tcp.{self.service_domain}"
         self.port = port
+        self.tcp_limit = tcp_limit
+        self.faults = faults
         self._pods: dict[str, str] = {}  # FQDN -> address of ready pods
         self._lock = threading.Lock()
         self._address = address
+        self._dns_port = dns_port
         self._sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 20)
         self._sock.settimeout(0.2)
         self._stop = threading.Event()
+        self._tcp: socketserver.ThreadingTCPServer | None = None
         self.queries = 0
+        self.tcp_queries = 0
+        self._bound = threading.Event()
         self._thread = threading.Thread(target=self._serve, daemon=True)
         self._thread.start()
+
+    @property
+    def server(self) -> tuple[str, int]:
+        """The (address, port) a client asks, once the server listens."""
+        self._bound.wait(10)
+        return self._address, self._sock.getsockname()[1]
 
     def publish(self, fqdn: str, address: str) -> float:
         with self._lock:
@@ -51,9 +120,17 @@ class ClusterDns:
         self._stop.set()
         self._thread.join()
         self._sock.close()
+        if self._tcp is not None:
+            self._tcp.shutdown()
+            self._tcp.server_close()
 
-    def answer(self, wire: bytes) -> bytes:
+    def answer(self, wire: bytes, limit: int | None = None) -> bytes | None:
+        """The response to ``wire``, at most ``limit`` bytes (default: the client's UDP size); None: dropped."""
         request = dns.message.from_wire(wire)
+        if self.faults is not None and self.faults.dropped(request.question[0].rdtype == dns.rdatatype.A):
+            return None
+        if limit is None:
+            limit = max(512, request.payload) if request.edns >= 0 else 512
         response = dns.message.make_response(request)
         response.flags |= dns.flags.AA
         question = request.question[0]
@@ -62,24 +139,78 @@ class ClusterDns:
             pods = dict(self._pods)
         if name == self.srv_name and pods:
             if question.rdtype in (dns.rdatatype.SRV, dns.rdatatype.ANY):
-                records = [f"0 {100 // len(pods)} {self.port} {fqdn}." for fqdn in sorted(pods)]
-                response.answer.append(dns.rrset.from_text_list(question.name, TTL, "IN", "SRV", records))
-        elif name in pods:
+                return self._srv_response(response, question.name, pods, limit)
+        elif name in pods and not self._denied(name):
             if question.rdtype == dns.rdatatype.A:
                 response.answer.append(dns.rrset.from_text(question.name, TTL, "IN", "A", pods[name]))
         else:
             response.set_rcode(dns.rcode.NXDOMAIN)
         return response.to_wire()
 
+    def _denied(self, fqdn: str) -> bool:
+        """A stray denial of a ready pod in an answer that speaks for it (its name, or the whole SRV set)."""
+        return self.faults is not None and self.faults.denied(fqdn)
+
+    def _srv_response(
+        self, response: dns.message.Message, owner: dns.name.Name, pods: dict[str, str], limit: int
+    ) -> bytes:
+        def render(fqdns: list[str]) -> tuple[bytes, bool]:
+            weight = max(1, 100 // max(1, len(fqdns)))
+            # one RRset per record, so that the renderer can stop between records, as CoreDNS does
+            response.answer = [
+                dns.rrset.from_text(owner, TTL, "IN", "SRV", f"0 {weight} {self.port} {fqdn}.") for fqdn in fqdns
+            ]
+            response.additional = [dns.rrset.from_text(f"{fqdn}.", TTL, "IN", "A", pods[fqdn]) for fqdn in fqdns]
+            wire = response.to_wire(max_size=limit, prefer_truncation=True)
+            answers, _, additional = struct.unpack_from("!HHH", wire, 6)
+            whole = answers == len(fqdns) and additional >= len(fqdns)  # (and the OPT record)
+            if not whole:  # records left out: TC, as CoreDNS sets it
+                flags = struct.unpack_from("!H", wire, 2)[0] | dns.flags.TC
+                wire = wire[:2] + struct.pack("!H", flags) + wire[4:]
+            return wire, whole
+
+        fqdns = sorted(pods)
+        wire, whole = render(fqdns)
+        if whole:  # stray denials leave records out of a whole answer only
+            kept = [fqdn for fqdn in fqdns if not self._denied(fqdn)]
+            if kept != fqdns:
+                wire, _ = render(kept)
+        return wire
+
     def _bind(self) -> bool:
         # podman gives the bridge its gateway address only when the first container joins.
         while not self._stop.is_set():
             try:
-                self._sock.bind((self._address, 53))
-                return True
+                self._sock.bind((self._address, self._dns_port))
             except OSError:
                 time.sleep(0.01)
+                continue
+            self._serve_tcp(self._sock.getsockname()[1])
+            self._bound.set()
+            return True
         return False
+
+    def _serve_tcp(self, port: int) -> None:
+        dns_server = self
+
+        class Handler(socketserver.BaseRequestHandler):
+            def handle(self) -> None:
+                sock: socket.socket = self.request
+                sock.settimeout(2)
+                try:
+                    header = sock.recv(2, socket.MSG_WAITALL)
+                    wire = sock.recv(struct.unpack("!H", header)[0], socket.MSG_WAITALL)
+                except (OSError, struct.error):
+                    return
+                dns_server.tcp_queries += 1
+                reply = dns_server.answer(wire, dns_server.tcp_limit)
+                if reply is not None:
+                    sock.sendall(struct.pack("!H", len(reply)) + reply)
+
+        socketserver.ThreadingTCPServer.allow_reuse_address = True
+        self._tcp = socketserver.ThreadingTCPServer((self._address, port), Handler)
+        self._tcp.daemon_threads = True
+        threading.Thread(target=self._tcp.serve_forever, args=(0.05,), daemon=True).start()
 
     def _serve(self) -> None:
         if not self._bind():
@@ -93,6 +224,8 @@ class ClusterDns:
                 return
             self.queries += 1
             try:
-                self._sock.sendto(self.answer(wire), client)
+                reply = self.answer(wire)
+                if reply is not None:
+                    self._sock.sendto(reply, client)
             except Exception:
                 continue

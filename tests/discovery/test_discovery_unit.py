@@ -1,4 +1,4 @@
-"""kompi_discovery without containers: hostfile order and atomic write, DNS wire format, wait."""
+"""kompi_discovery without containers: hostfile order and atomic write, DNS wire format."""
 
 from __future__ import annotations
 
@@ -102,23 +102,7 @@ def test_nxdomain_means_no_ready_worker_and_a_wrong_id_is_refused() -> None:
 def test_resolv_conf_nameservers(tmp_path: Path) -> None:
     conf = tmp_path / "resolv.conf"
     conf.write_text("search hpc.svc.cluster.local\nnameserver 10.96.0.10\noptions ndots:5\nnameserver fd00::a\n")
-    assert kd.nameservers(str(conf)) == ["10.96.0.10", "fd00::a"]
-
-
-def test_wait_names_the_missing_workers_on_timeout(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    ready = {0: srv("mpi-worker-0.mpi.hpc.svc.cluster.local"), 2: srv("mpi-worker-2.mpi.hpc.svc.cluster.local")}
-    monkeypatch.setattr(kd.Cluster, "discover", lambda self: ready)
-    monkeypatch.setattr(kd, "ssh_banner", lambda host, port: host.startswith("mpi-worker-0"))
-    assert kd.wait(CLUSTER, 4, 0.3, None, poll=0.05) == 1
-    err = capsys.readouterr().err
-    assert "mpi-worker-1 (not ready in DNS)" in err
-    assert "mpi-worker-2 (sshd does not answer)" in err
-    assert "mpi-worker-3 (not ready in DNS)" in err
-    assert "mpi-worker-0 " not in err
-    monkeypatch.setattr(kd, "ssh_banner", lambda host, port: True)
-    assert kd.wait(CLUSTER, 1, 0.3, None) == 0
+    assert kd.nameservers(str(conf)) == [("10.96.0.10", 53), ("fd00::a", 53)]
 
 
 def test_a_computing_master_comes_first_with_its_slots(monkeypatch: pytest.MonkeyPatch) -> None:

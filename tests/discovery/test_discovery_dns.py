@@ -1,0 +1,198 @@
+"""kompi_discovery against a real DNS server in the test process (UDP and TCP, CoreDNS's truncation).
+
+The sizes are those that broke: one SRV answer holds about 1,100 workers, so 1,500 and 4,096 need the
+lookups by name. Stray NXDOMAINs and lost queries (coredns/coredns#6518, #6658) come from ``Faults``;
+the design's bound is that a ready worker leaves the hostfile only when 3 sweeps in a row denied it.
+"""
+
+from __future__ import annotations
+
+import random
+import socket
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from tests.discovery.banner import sshd_banner
+from tests.discovery.dns_server import ClusterDns, Faults
+from tests.discovery.module import kd
+
+DOMAIN = "big.hpc.svc.cluster.local"
+CLUSTER = kd.Cluster(DOMAIN, "big-worker", 1)
+SMALL_TCP_LIMIT = 2048  # about 40 workers per answer: the cut path without thousands of workers
+TIMEOUT = 0.5  # per query (kompi's own); a Python server takes a while to build 1,500 records
+LOST = 0.1  # per query, where the test loses queries on purpose
+
+
+@contextmanager
+def cluster_dns(**options: object) -> Iterator[ClusterDns]:
+    server = ClusterDns("127.0.0.1", DOMAIN, dns_port=0, **options)  # type: ignore[arg-type]
+    try:
+        yield server
+    finally:
+        server.close()
+
+
+def publish(server: ClusterDns, ordinals: range | list[int] | set[int], address: str = "127.0.0.1") -> None:
+    for ordinal in ordinals:
+        server.publish(CLUSTER.fqdn(ordinal), address)
+
+
+@pytest.mark.parametrize("workers", [1500, 4096])
+def test_a_cut_srv_answer_is_never_taken_as_the_cluster(workers: int) -> None:
+    with cluster_dns() as server:
+        publish(server, range(workers))
+        answer = kd.query_srv(CLUSTER.srv_name, [server.server])
+        assert not answer.complete and 0 < len(answer.records) < workers  # what one message holds
+        discovery = kd.Discovery(CLUSTER, [server.server], TIMEOUT)
+        assert discovery.sweep() == set(range(workers))
+        assert discovery.last.cut
+        assert CLUSTER.hostfile_text(discovery.listed).count("\n") == workers
+
+
+def test_a_whole_answer_is_one_query() -> None:
+    with cluster_dns() as server:
+        publish(server, range(20))  # fits in 4,096 bytes over UDP
+        discovery = kd.Discovery(CLUSTER, [server.server], TIMEOUT)
+        assert discovery.sweep() == set(range(20))
+        assert (server.queries, server.tcp_queries, discovery.last.cut) == (1, 0, False)
+        assert discovery.port == 2222 and discovery.addresses[7] == "127.0.0.1"
+
+
+def test_a_scale_up_far_past_the_answer_is_found_in_one_sweep() -> None:
+    with cluster_dns(tcp_limit=SMALL_TCP_LIMIT) as server:
+        publish(server, range(3))
+        discovery = kd.Discovery(CLUSTER, [server.server], TIMEOUT)
+        assert discovery.sweep() == {0, 1, 2}
+        publish(server, range(3, 1000))  # 0..999 ready, an answer holds about 40
+        assert discovery.sweep() == set(range(1000))
+        # more than 64 past every ready worker (and past the cut answer, which holds names from 0 to 13x
+        # in this server's order): found once the workers below it are
+        server.publish(CLUSTER.fqdn(1900), "127.0.0.1")
+        assert 1900 not in discovery.sweep()
+        publish(server, range(1000, 1900))
+        assert discovery.sweep() == set(range(1901))
+
+
+@pytest.mark.parametrize("tcp_limit", [65535, SMALL_TCP_LIMIT], ids=["whole", "cut"])
+def test_a_worker_that_turns_not_ready_leaves_after_three_sweeps(tcp_limit: int) -> None:
+    with cluster_dns(tcp_limit=tcp_limit) as server:
+        publish(server, range(100))
+        discovery = kd.Discovery(CLUSTER, [server.server], TIMEOUT)
+        assert discovery.sweep() == set(range(100))
+        server.withdraw(CLUSTER.fqdn(42))
+        server.withdraw(CLUSTER.fqdn(99))
+        assert discovery.sweep() == set(range(100))
+        assert discovery.sweep() == set(range(100))
+        assert discovery.sweep() == set(range(100)) - {42, 99}
+        publish(server, [42])  # back: listed at the first answer that says so
+        assert discovery.sweep() == set(range(99))
+
+
+@pytest.mark.parametrize(
+    ("tcp_limit", "denials_in_row"),
+    # Whole answers: a sweep denies a worker only if its SRV record and its name lookup both do (2 answers).
+    # Cut answers: its name lookup alone (1 answer), unless the cut part of the answer lists it.
+    [(65535, 5), (SMALL_TCP_LIMIT, 2)],
+    ids=["whole", "cut"],
+)
+def test_stray_denials_and_lost_queries_never_drop_a_ready_worker(tcp_limit: int, denials_in_row: int) -> None:
+    faults = Faults(deny=0.3, drop=0.05, max_denials_in_row=denials_in_row, seed=11)
+    rng = random.Random(5)
+    with cluster_dns(tcp_limit=tcp_limit, faults=faults) as server:
+        ready = set(range(300))
+        publish(server, ready)
+        discovery = kd.Discovery(CLUSTER, [server.server], LOST)
+        gone_since: dict[int, int] = {}  # ordinal -> sweeps since it turned not ready
+        for sweep in range(30):
+            for ordinal in rng.sample(range(320), 3):  # readiness changes between sweeps
+                if ordinal in ready:
+                    ready.discard(ordinal)
+                    server.withdraw(CLUSTER.fqdn(ordinal))
+                    gone_since[ordinal] = 0
+                else:
+                    ready.add(ordinal)
+                    server.publish(CLUSTER.fqdn(ordinal), "127.0.0.1")
+                    gone_since.pop(ordinal, None)
+            before = set(discovery.listed)
+            try:
+                listed = discovery.sweep()
+            except kd.DnsError:  # the SRV query itself was lost three times: nothing changes
+                assert discovery.listed == before
+                continue
+            assert (before & ready) <= listed, f"sweep {sweep}: ready workers dropped: {(before & ready) - listed}"
+            for ordinal in gone_since:
+                gone_since[ordinal] += 1
+            # a worker that is not ready stays at most until 3 sweeps denied it (lost answers add sweeps)
+            assert all(gone_since[o] < 3 or o not in listed or o in discovery.misses for o in listed - ready)
+    assert faults.denials > 100 and faults.drops > 10  # the faults did happen
+
+
+def test_without_any_answer_the_list_is_kept_and_the_cause_named() -> None:
+    with cluster_dns() as server:
+        publish(server, range(5))
+        discovery = kd.Discovery(CLUSTER, [server.server], LOST)
+        assert discovery.sweep() == set(range(5))
+        server.faults = Faults(drop=1.0)
+        with pytest.raises(kd.DnsError, match=f"no answer for {CLUSTER.srv_name}"):
+            discovery.sweep()
+        assert discovery.listed == set(range(5))
+
+
+def test_lookups_without_an_answer_change_nothing() -> None:
+    lost = kd.look_up([CLUSTER.fqdn(5)], [("127.0.0.1", unused_udp_port())], timeout=0.05)
+    assert lost == {CLUSTER.fqdn(5): kd.Lookup(None)}
+    with cluster_dns(tcp_limit=SMALL_TCP_LIMIT) as server:
+        publish(server, range(100))
+        discovery = kd.Discovery(CLUSTER, [server.server], LOST)
+        assert discovery.sweep() == set(range(100))
+        for ordinal in range(50, 100):
+            server.withdraw(CLUSTER.fqdn(ordinal))
+        server.faults = Faults(drop_lookups=1.0)  # the SRV query answers, no lookup does
+        for _ in range(3):
+            assert discovery.sweep() == set(range(100))
+        assert set(range(50, 100)) <= discovery.last.unanswered
+        assert not discovery.misses  # neither dropped nor counted as misses
+        server.faults = None
+        for _ in range(3):
+            discovery.sweep()
+        assert discovery.listed == set(range(50))
+
+
+def unused_udp_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def test_wait_names_the_missing_workers_on_timeout(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with sshd_banner() as port, cluster_dns(port=port) as server:
+        server.publish(CLUSTER.fqdn(0), "127.0.0.1")
+        server.publish(CLUSTER.fqdn(2), "127.0.0.2")  # in DNS, but no sshd answers there
+        assert kd.wait(CLUSTER, 4, 0.5, None, poll=0.05, servers=[server.server]) == 1
+        err = capsys.readouterr().err
+        assert "big-worker-1 (not ready in DNS)" in err
+        assert "big-worker-2 (sshd does not answer)" in err
+        assert "big-worker-3 (not ready in DNS)" in err
+        assert "3 missing: " in err and "big-worker-0 " not in err
+        hostfile = tmp_path / "hostfile"
+        hostfile.write_text(CLUSTER.hostfile_text([0]))
+        assert kd.wait(CLUSTER, 1, 0.3, hostfile, servers=[server.server]) == 0
+        assert kd.wait(CLUSTER, 1, 0.3, tmp_path / "none", servers=[server.server]) == 1
+        assert "big-worker-0 (not in" in capsys.readouterr().err
+
+
+def test_wait_for_thousands_asks_each_sshd_until_it_answers_once(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with sshd_banner() as port, cluster_dns(port=port) as server:
+        publish(server, range(1500))
+        hostfile = tmp_path / "hostfile"
+        hostfile.write_text(CLUSTER.hostfile_text(range(1500)))
+        assert kd.wait(CLUSTER, 1500, 60, hostfile, servers=[server.server]) == 0
+        hostfile.write_text(CLUSTER.hostfile_text(range(1400)))
+        assert kd.wait(CLUSTER, 1500, 1, hostfile, servers=[server.server]) == 1
+        err = capsys.readouterr().err
+        assert "100 missing: big-worker-1400 (not in" in err and err.rstrip().endswith(" and 80 more")
