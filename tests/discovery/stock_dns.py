@@ -4,6 +4,10 @@ The headless Service has no selector: the test writes its EndpointSlices itself,
 the EndpointSlice controller does for a StatefulSet's pods (hostname ``<prefix>-<i>``, ready or not), so
 that thousands of workers cost no pods. kompi's discovery then asks this CoreDNS as the master asks its
 cluster's. CoreDNS binds port 53 on a loopback address of its own, so this needs root.
+
+The API server refuses loopback endpoint addresses, so workers get addresses in 198.18.0.0/15, the range
+RFC 2544 reserves for benchmarks; ``answering_addresses`` makes that range local for as long as a test
+needs one listener on 0.0.0.0 to answer for every worker.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from typing import Any
 from tests.discovery.module import kd
 from tests.e2e.live import Kubectl
 
+WORKER_RANGE = "198.18.0.0/16"  # RFC 2544's benchmarking range: never a real cluster's
 SLICE_SIZE = 100  # endpoints per EndpointSlice, the EndpointSlice controller's default maximum
 CLUSTER_DOMAIN = "cluster.local"
 
@@ -43,8 +48,8 @@ class Workers:
         return kd.Cluster(f"{self.service}.{self.namespace}.svc.{CLUSTER_DOMAIN}", self.prefix, 1)
 
     def address(self, ordinal: int) -> str:
-        """127.1.x.y: loopback, so that one listener on 0.0.0.0 answers for every worker."""
-        return f"127.1.{ordinal // 250}.{ordinal % 250 + 1}"
+        """198.18.x.y, in WORKER_RANGE (the API server refuses loopback endpoint addresses)."""
+        return f"198.18.{ordinal // 250}.{ordinal % 250 + 1}"
 
     def slice_name(self, ordinal: int) -> str:
         return f"{self.service}-{ordinal // SLICE_SIZE}"
@@ -110,6 +115,17 @@ class Workers:
 
     def delete(self, kubectl: Kubectl) -> None:
         kubectl.run("delete", "namespace", self.namespace, "--wait=false", check=False)
+
+
+@contextmanager
+def answering_addresses() -> Iterator[None]:
+    """Make every address of WORKER_RANGE local (an AnyIP route), so that a listener on 0.0.0.0 answers them."""
+    route = ["ip", "route", "add", "local", WORKER_RANGE, "dev", "lo", "table", "local"]
+    subprocess.run(route, check=True, capture_output=True)
+    try:
+        yield
+    finally:
+        subprocess.run(["ip", "route", "del", *route[3:]], check=False, capture_output=True)
 
 
 @dataclass(frozen=True)

@@ -17,8 +17,8 @@ import pytest
 from kompi_engine.local_cluster import LocalCluster
 from kompi_engine.node_binaries import COREDNS
 from tests.discovery.banner import sshd_banner
-from tests.discovery.module import SCRIPT
-from tests.discovery.stock_dns import StockDns, Workers, stock_coredns, wait_until_served
+from tests.discovery.module import SCRIPT, kd
+from tests.discovery.stock_dns import StockDns, Workers, answering_addresses, stock_coredns, wait_until_served
 from tests.e2e.live import Kubectl
 
 pytestmark = pytest.mark.e2e
@@ -51,6 +51,8 @@ def test_the_hostfile_lists_every_ready_worker(coredns: StockDns, kubectl: Kubec
     workers.create(kubectl, ready)
     try:
         wait_until_served(coredns, workers, ready)
+        srv = kd.query_srv(workers.cluster.srv_name, coredns.servers)
+        assert not srv.complete, f"one answer held all {len(srv.records)} workers: the test would miss the cut"
         result = discover_once(coredns, workers)
         assert result.returncode == 0, result.stderr
         lines = result.stdout.splitlines()
@@ -62,8 +64,8 @@ def test_the_hostfile_lists_every_ready_worker(coredns: StockDns, kubectl: Kubec
 
 
 def test_kompi_wait_at_4096_asks_every_sshd_once(coredns: StockDns, kubectl: Kubectl, tmp_path: Path) -> None:
-    """kompi-wait 4096: every worker in DNS, its sshd greets (one listener answers every 127.1.x.y)."""
-    with sshd_banner("0.0.0.0") as port:
+    """kompi-wait 4096: every worker in DNS, its sshd greets (one listener answers every worker's address)."""
+    with answering_addresses(), sshd_banner("0.0.0.0") as port:
         workers = Workers("scale-wait", "wait", 4096, port=port)
         workers.create(kubectl)
         try:
