@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 
 import dns.flags
 import dns.message
+import dns.name
 import dns.rcode
 import dns.rdatatype
 import dns.rrset
@@ -85,6 +86,7 @@ class ClusterDns:
         self.tcp_limit = tcp_limit
         self.faults = faults
         self._pods: dict[str, str] = {}  # FQDN -> address of ready pods
+        self._record_cache: dict[tuple[dns.name.Name, str, str, int], tuple[dns.rrset.RRset, dns.rrset.RRset]] = {}
         self._lock = threading.Lock()
         self._address = address
         self._dns_port = dns_port
@@ -107,6 +109,7 @@ class ClusterDns:
         return self._address, self._sock.getsockname()[1]
 
     def publish(self, fqdn: str, address: str) -> float:
+        self._records(dns.name.from_text(self.srv_name), fqdn.lower(), address, 1)  # ready for big answers
         with self._lock:
             self._pods[fqdn.lower()] = address
             return time.time()
@@ -157,10 +160,9 @@ class ClusterDns:
         def render(fqdns: list[str]) -> tuple[bytes, bool]:
             weight = max(1, 100 // max(1, len(fqdns)))
             # one RRset per record, so that the renderer can stop between records, as CoreDNS does
-            response.answer = [
-                dns.rrset.from_text(owner, TTL, "IN", "SRV", f"0 {weight} {self.port} {fqdn}.") for fqdn in fqdns
-            ]
-            response.additional = [dns.rrset.from_text(f"{fqdn}.", TTL, "IN", "A", pods[fqdn]) for fqdn in fqdns]
+            records = [self._records(owner, fqdn, pods[fqdn], weight) for fqdn in fqdns]
+            response.answer = [srv for srv, _ in records]
+            response.additional = [address for _, address in records]
             wire = response.to_wire(max_size=limit, prefer_truncation=True)
             answers, _, additional = struct.unpack_from("!HHH", wire, 6)
             whole = answers == len(fqdns) and additional >= len(fqdns)  # (and the OPT record)
@@ -176,6 +178,21 @@ class ClusterDns:
             if kept != fqdns:
                 wire, _ = render(kept)
         return wire
+
+    def _records(
+        self, owner: dns.name.Name, fqdn: str, address: str, weight: int
+    ) -> tuple[dns.rrset.RRset, dns.rrset.RRset]:
+        """A pod's SRV and A records, made once: parsing them anew for every answer made a 4,096-pod answer
+        take over a second on a busy machine, longer than a client waits."""
+        key = (owner, fqdn, address, weight)
+        records = self._record_cache.get(key)
+        if records is None:
+            records = (
+                dns.rrset.from_text(owner, TTL, "IN", "SRV", f"0 {weight} {self.port} {fqdn}."),
+                dns.rrset.from_text(f"{fqdn}.", TTL, "IN", "A", address),
+            )
+            self._record_cache[key] = records
+        return records
 
     def _bind(self) -> bool:
         # podman gives the bridge its gateway address only when the first container joins.
