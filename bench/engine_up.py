@@ -5,12 +5,15 @@ workers (one StatefulSet whatever its replicas), so neither should Pulumi's work
 `up` includes pulumi-kubernetes waiting for every pod of the StatefulSets to be Ready. The local
 cluster's processes share the machine's cores with kompi, so the benchmark also prints the CPU seconds
 each of them and kompi (with Pulumi) spent per `up`: where the wall time beyond T(1) goes.
-Run: venv/bin/python bench/engine_up.py  (builds the engine first if needed)
+It prints the API server's write requests per `up` too (its own counters): what a larger cluster costs.
+Run: venv/bin/python bench/engine_up.py [--workers 1 64 512] [--rounds 2]  (builds the engine first if needed)
 """
 
 from __future__ import annotations
 
+import argparse
 import collections
+import math
 import os
 import resource
 import statistics
@@ -20,9 +23,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.api_writes import summary, write_counts, writes_between
 from bench.local import kwok_cluster
 from bench.scaling_report import report
 from kompi_engine.local_cluster import FakeNodes, LocalCluster
+from kompi_engine.processes import cpu_seconds
+from tests.e2e.live import Kubectl
 from tests.e2e.port_blocks import PortBlock
 from tests.e2e.project import Project
 
@@ -40,15 +46,9 @@ def _timed(project: Project, operation: str) -> float:
     return time.perf_counter() - start
 
 
-def _cpu_seconds(pid: int) -> float:
-    """User and system CPU of a running process, from /proc (its fields 14 and 15, in clock ticks)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 def _cpu_by_process(cluster: LocalCluster) -> dict[str, float]:
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)  # kompi's runs, once they have exited
-    return {entry.name: _cpu_seconds(entry.pid) for entry in cluster.processes.running()} | {
+    return {entry.name: cpu_seconds(entry.pid) for entry in cluster.processes.running()} | {
         KOMPI: usage.ru_utime + usage.ru_stime
     }
 
@@ -74,16 +74,29 @@ def _print_cpu(cpu: dict[int, dict[str, float]]) -> None:
 
 
 def main() -> int:
-    up: dict[int, list[float]] = {n: [] for n in WORKERS}
-    preview: dict[int, list[float]] = {n: [] for n in WORKERS}
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--workers", type=int, nargs="+", default=list(WORKERS), help="sizes, smallest first")
+    parser.add_argument("--rounds", type=int, default=ROUNDS)
+    options = parser.parse_args()
+    sizes: list[int] = options.workers
+    up: dict[int, list[float]] = {n: [] for n in sizes}
+    preview: dict[int, list[float]] = {n: [] for n in sizes}
     cpu: dict[int, dict[str, float]] = collections.defaultdict(dict)
-    with kwok_cluster(PortBlock.BENCH_ENGINE_UP, FakeNodes(count=4, pods=200)) as (cluster, root):
+    nodes = FakeNodes(count=4, pods=max(200, math.ceil((max(sizes) + 1) / 4) + 10))
+    with kwok_cluster(PortBlock.BENCH_ENGINE_UP, nodes) as (cluster, root):
+        kubectl = Kubectl(cluster.bin / "kubectl", cluster.kubeconfig)
         # sizes interleaved round by round, so that machine noise hits all of them alike
-        for round_number in range(ROUNDS):
-            for n in WORKERS:
+        for round_number in range(options.rounds):
+            for n in sizes:
                 project = Project.copy_of("dev", root / f"r{round_number}-w{n}", cluster.kubeconfig)
                 project.set(workers=n, workerPod={"resources": {"requests": {"cpu": "10m", "memory": "16Mi"}}})
+                before = write_counts(kubectl)
                 seconds, cpu[n] = _timed_with_cpu(project, cluster)
+                print(
+                    f"round {round_number + 1}, {n} workers: up {seconds:.1f} s, "
+                    + summary(writes_between(before, write_counts(kubectl)), n),
+                    flush=True,
+                )
                 up[n].append(seconds)
                 preview[n].append(_timed(project, "preview"))
                 project.kompi("destroy")

@@ -6,11 +6,14 @@ start would), measured in one run. kompi's rollout step deletes every pod of the
 so the time should hardly grow with the workers: T(512)/T(2) <= 2. A rolling update one pod at a time
 would take N x 5 s (2560 s at 512).
 `up` returns only once every pod runs the new image and is Ready, which the benchmark checks after it.
-Run: venv/bin/python bench/rollout.py  (builds the engine first if needed)
+It prints the API server's write requests per rollout too (its own counters).
+Run: venv/bin/python bench/rollout.py [--workers 2 64 512] [--rounds 2]  (builds the engine first if needed)
 """
 
 from __future__ import annotations
 
+import argparse
+import math
 import statistics
 import sys
 import time
@@ -18,6 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.api_writes import summary, write_counts, writes_between
 from bench.local import kwok_cluster
 from bench.scaling_report import report
 from kompi_components.kube.conditions import is_ready
@@ -49,28 +53,36 @@ def _image_change(project: Project, kubectl: Kubectl, tag: str) -> float:
 
 
 def main() -> int:
-    times: dict[int, list[float]] = {n: [] for n in WORKERS}
-    nodes = FakeNodes(count=4, pods=200, pod_start_seconds=POD_START_SECONDS)
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--workers", type=int, nargs="+", default=list(WORKERS), help="sizes, smallest first")
+    parser.add_argument("--rounds", type=int, default=ROUNDS)
+    options = parser.parse_args()
+    sizes: list[int] = options.workers
+    times: dict[int, list[float]] = {n: [] for n in sizes}
+    capacity = math.ceil((sum(sizes) + len(sizes)) / 4) + 10  # every size's cluster stays up
+    nodes = FakeNodes(count=4, pods=max(200, capacity), pod_start_seconds=POD_START_SECONDS)
     with kwok_cluster(PortBlock.BENCH_ROLLOUT, nodes) as (cluster, root):
         kubectl = Kubectl(cluster.bin / "kubectl", cluster.kubeconfig)
         projects = {}
-        for n in WORKERS:
+        for n in sizes:
             project = Project.copy_of("dev", root / f"w{n}", cluster.kubeconfig)
             project.set(clusterName=f"bench-{n}", namespace=f"bench-{n}", workers=n, workerPod=SMALL_POD)
             project.set(masterPod=SMALL_POD, imageTag=TAGS[0])
             project.kompi("up", timeout=1200)
             projects[n] = project
         # sizes interleaved round by round, so that machine noise hits all of them alike
-        for round_number in range(ROUNDS):
-            for n in WORKERS:
+        for round_number in range(options.rounds):
+            for n in sizes:
+                before = write_counts(kubectl)
                 seconds = _image_change(projects[n], kubectl, TAGS[(round_number + 1) % 2])
+                writes = summary(writes_between(before, write_counts(kubectl)), n)
                 times[n].append(seconds)
-                print(f"round {round_number + 1}, {n} workers: image change rolled out in {seconds:.1f} s")
+                print(f"round {round_number + 1}, {n} workers: image change rolled out in {seconds:.1f} s; {writes}")
         for project in projects.values():
             project.kompi("destroy", timeout=1200)
     medians = {n: statistics.median(samples) for n, samples in times.items()}
-    one_by_one = WORKERS[-1] * POD_START_SECONDS
-    print(f"pods start in {POD_START_SECONDS:.0f} s; one pod at a time, {WORKERS[-1]} would take {one_by_one:.0f} s")
+    one_by_one = sizes[-1] * POD_START_SECONDS
+    print(f"pods start in {POD_START_SECONDS:.0f} s; one pod at a time, {sizes[-1]} would take {one_by_one:.0f} s")
     return 1 if report("image change, up to every pod Ready", medians, LIMIT, lambda s: f"{s:.1f} s") else 0
 
 

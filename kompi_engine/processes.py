@@ -31,6 +31,13 @@ def _running(pid: int) -> bool:
         return False
 
 
+def cpu_seconds(pid: int) -> float:
+    """User and system CPU a running process has spent so far (fields 14 and 15 of /proc/PID/stat)."""
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def _exe(pid: int) -> str | None:
     try:
         return os.readlink(f"/proc/{pid}/exe")

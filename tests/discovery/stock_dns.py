@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from kompi_engine.processes import cpu_seconds
 from tests.discovery.module import kd
 from tests.e2e.live import Kubectl
 
@@ -140,12 +141,6 @@ class StockDns:
 
     def cpu_seconds(self) -> float:
         return cpu_seconds(self.process.pid)
-
-
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU time of a process so far (from /proc)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 @contextmanager

@@ -1,0 +1,101 @@
+"""Launch at scale: `mpiexec hostname` over N workers on the local cluster's real node, N = 2, 8, 16, 32.
+
+The dev stack with light workers (10m CPU, 32Mi), grown from one size to the next by `kompi up`. For each
+N, `mpiexec -n N hostname` runs from the master through `kubectl exec` ROUNDS times; the benchmark
+times the first rank's line and the whole job from the moment the command starts, and the per-worker
+cost is the slope between the smallest and the largest N. The images launch over ssh from the master
+only (plm_rsh_no_tree_spawn / plm_ssh_no_tree_spawn), at most 128 ssh at once (Open MPI's default).
+Run as root: venv/bin/python bench/launch.py [--flavor ompi4|ompi5]  (images and engine built first)
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from kompi_engine.build import build_engine
+from kompi_engine.local_cluster import LocalCluster
+from tests.e2e.live import Kubectl
+from tests.e2e.node.mpi import exec_command, run_in
+from tests.e2e.port_blocks import PortBlock
+from tests.e2e.project import Project
+
+TAGS = {"ompi4": "4.1.4-bookworm-0.1.0", "ompi5": "5.0.11-bookworm-0.1.0"}
+LIGHT_POD = {"resources": {"requests": {"cpu": "10m", "memory": "32Mi"}, "limits": {"memory": "512Mi"}}}
+WORKERS = (2, 8, 16, 32)
+ROUNDS = 3
+
+
+def timed_job(kubectl: Kubectl, namespace: str, master: str, ranks: int) -> tuple[float, float]:
+    """Seconds to the first rank's output line and to the job's end, from the start of `kubectl exec`."""
+    command = exec_command(kubectl, namespace, master, "mpiexec", "-n", str(ranks), "hostname")
+    started = time.monotonic()
+    job = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert job.stdout is not None
+    first = job.stdout.readline()
+    first_at = time.monotonic() - started
+    rest, err = job.communicate(timeout=600)
+    done = time.monotonic() - started
+    hosts = {line for line in (first + rest).split() if line}
+    if job.returncode != 0 or len(hosts) != ranks:
+        raise RuntimeError(f"mpiexec -n {ranks} exited {job.returncode} on {len(hosts)} hosts: {err[-2000:]}")
+    return first_at, done
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--flavor", choices=sorted(TAGS), default="ompi4")
+    options = parser.parse_args()
+    engine = build_engine().bin
+    tag = TAGS[options.flavor]
+    with tempfile.TemporaryDirectory(prefix="kompi-bench-launch-") as scratch:
+        root = Path(scratch)
+        cluster = LocalCluster(
+            state=root / "cluster",
+            bin=engine,
+            ports=PortBlock.BENCH_LAUNCH.ports,
+            real_node=True,
+            node_images=(f"localhost/kompi:{tag}",),
+        )
+        cluster.up()
+        kubectl = Kubectl(engine / "kubectl", cluster.kubeconfig)
+        project = Project.copy_of("dev", root / "launch", cluster.kubeconfig)
+        results = {}
+        try:
+            for workers in WORKERS:
+                project.set(workers=workers, imageTag=tag, masterPod=LIGHT_POD, workerPod=LIGHT_POD)
+                began = time.monotonic()
+                out = project.last_json(project.kompi("up", timeout=1800))
+                up_seconds = time.monotonic() - began
+                namespace, master = out["namespace"], out["masterPod"]
+                waited = run_in(kubectl, namespace, master, "kompi-wait", str(workers), "--timeout", "300")
+                assert waited.returncode == 0, waited.stderr
+                runs = [timed_job(kubectl, namespace, master, workers) for _ in range(ROUNDS)]
+                results[workers] = (statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs))
+                print(
+                    f"{workers} workers: up {up_seconds:.1f} s, first rank {results[workers][0]:.2f} s, "
+                    f"job {results[workers][1]:.2f} s (median of {ROUNDS})",
+                    flush=True,
+                )
+        finally:
+            project.kompi("destroy", check=False)
+            cluster.down()
+    low, high = WORKERS[0], WORKERS[-1]
+    slope = (results[high][1] - results[low][1]) / (high - low)
+    print(f"\nmpiexec hostname on the real node ({options.flavor}, launcher-only ssh): seconds, median of {ROUNDS}")
+    print("workers  first rank  whole job")
+    for workers, (first, whole) in results.items():
+        print(f"{workers:7}  {first:10.2f}  {whole:9.2f}")
+    print(f"per-worker cost {slope * 1000:.0f} ms (whole job, {low} to {high} workers)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,94 @@
+"""What kompi's pieces weigh at 64, 1,024, 4,096 and 10,000 workers, from kompi's own code (docs/scale.md).
+
+Measured here, without a cluster: the objects and Secrets the dev stack renders (render_objects, the code
+`kompi up` runs), the hostfile `kompi-discover` writes, and the SRV answer a DNS server sends for that many
+workers (tests/discovery/dns_server.py renders it as CoreDNS does: one record per worker with its A
+record, cut at 65,535 bytes), hence how many workers one answer holds and the queries per second of a
+sweep. 10,000 is past `kompi:workers`' limit of 4,096: its DNS and hostfile figures are what the same code
+would do, its objects and Secrets those of 4,096 (they do not grow with the workers: the table shows it).
+Run: venv/bin/python bench/scale_table.py
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import math
+import socket
+import sys
+from pathlib import Path
+
+import dns.message
+import dns.rdatatype
+import yaml
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from kompi_components.render import render_objects
+from tests.discovery.dns_server import ClusterDns
+from tests.discovery.module import kd
+from tests.stacks import REPO
+
+SIZES = (64, 1024, 4096, 10_000)
+DNS_LIMIT = 65_535  # a DNS message's largest size (TCP's length prefix)
+LOOKUP_MARGIN = 64  # kompi-discover looks up this many ordinals past the highest ready worker
+MAX_WORKERS = 4096  # kompi:workers' limit
+OPEN_MPI_RSH_CONCURRENT = 128  # plm_rsh_num_concurrent's default: ssh sessions the launcher opens at once
+
+
+def dev_stack(workers: int) -> dict[str, str]:
+    stack = yaml.safe_load((REPO / "Pulumi.dev.yaml").read_text())["config"]
+    raw = {key: value if isinstance(value, str) else json.dumps(value) for key, value in stack.items()}
+    return raw | {"kompi:workers": str(workers)}
+
+
+def secret_bytes(workers: int) -> tuple[int, int]:
+    """(objects rendered, bytes of every Secret's data) for the dev stack at ``workers``."""
+    objects = render_objects(dev_stack(workers))
+    data = 0
+    for manifest in objects:
+        if manifest["kind"] == "Secret":
+            data += sum(len(base64.b64decode(value)) for value in manifest.get("data", {}).values())
+            data += sum(len(value.encode()) for value in manifest.get("stringData", {}).values())
+    return len(objects), data
+
+
+def srv_answer(cluster: kd.Cluster, workers: int) -> tuple[int, int]:
+    """(workers one SRV answer holds, bytes the whole answer would need) as a CoreDNS-like server cuts it."""
+    server = ClusterDns("127.0.0.1", cluster.service_domain, dns_port=0)  # answer() alone: no query is sent
+    try:
+        for ordinal in range(workers):
+            server.publish(cluster.fqdn(ordinal), socket.inet_ntoa((0x0A000000 + ordinal).to_bytes(4, "big")))
+        query = dns.message.make_query(f"_ssh._tcp.{cluster.service_domain}", dns.rdatatype.SRV)
+        wire = server.answer(query.to_wire(), DNS_LIMIT)
+        assert wire is not None
+        held = len(dns.message.from_wire(wire, ignore_trailing=True, one_rr_per_rrset=True).answer)
+        whole = len(wire) if held == workers else math.ceil(len(wire) / held * workers)
+        return held, whole
+    finally:
+        server.close()
+
+
+def main() -> None:
+    cluster = kd.Cluster("kompi-dev.kompi-dev.svc.cluster.local", "kompi-dev-worker", 1)
+    print(f"dev stack, cluster.local, one slot per worker; past {MAX_WORKERS} workers, objects as at {MAX_WORKERS}")
+    header = (
+        "workers  objects  Secret data B  hostfile KiB  SRV answer holds  whole answer KiB"
+        "  queries per sweep  ssh waves"
+    )
+    print(header)
+    for workers in SIZES:
+        objects, secrets = secret_bytes(min(workers, MAX_WORKERS))
+        hostfile = len(cluster.hostfile_text(range(workers)).encode())
+        held, whole = srv_answer(cluster, workers)
+        # a whole answer: one SRV query; a cut one: the SRV query and every other worker by name, plus a margin
+        queries = 1 if held >= workers else 1 + (workers - held) + LOOKUP_MARGIN
+        waves = math.ceil(workers / OPEN_MPI_RSH_CONCURRENT)
+        print(
+            f"{workers:7}  {objects:7}  {secrets:13}  {hostfile / 1024:12.1f}  {held:16}  {whole / 1024:16.1f}"
+            f"  {queries:17}  {waves:9}"
+        )
+
+
+if __name__ == "__main__":
+    main()
