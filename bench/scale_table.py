@@ -1,19 +1,20 @@
 """What kompi's pieces weigh at 64, 1,024, 4,096 and 10,000 workers, from kompi's own code (docs/scale.md).
 
-Measured here, without a cluster: the objects and Secrets the dev stack renders (render_objects, the code
-`kompi up` runs), the hostfile `kompi-discover` writes, and the SRV answer a DNS server sends for that many
-workers (tests/discovery/dns_server.py renders it as CoreDNS does: one record per worker with its A
-record, cut at 65,535 bytes), hence how many workers one answer holds and the queries per second of a
-sweep. 10,000 is past `kompi:workers`' limit of 4,096: its DNS and hostfile figures are what the same code
-would do, its objects and Secrets those of 4,096 (they do not grow with the workers: the table shows it).
+Measured here, without a cluster: the objects the dev stack renders (render_objects, the code `kompi up`
+runs), the SSH Secret's data as `up` derives it (kompi_components.ssh_identity), the hostfile
+`kompi-discover` writes, and the SRV answer a DNS server sends for that many workers
+(tests/discovery/dns_server.py renders it as CoreDNS does: one record per worker with its A record, cut at
+65,535 bytes), hence how many workers one answer holds and the queries of one sweep. 10,000 is past
+`kompi:workers`' limit of 4,096: its DNS and hostfile figures are what the same code would do, its objects
+those of 4,096 (they do not grow with the workers: the table shows it).
 Run: venv/bin/python bench/scale_table.py
 """
 
 from __future__ import annotations
 
-import base64
 import json
 import math
+import os
 import socket
 import sys
 from pathlib import Path
@@ -24,7 +25,9 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from kompi_components.naming import Names
 from kompi_components.render import render_objects
+from kompi_components.ssh_identity import identity_files
 from tests.discovery.dns_server import ClusterDns
 from tests.discovery.module import kd
 from tests.stacks import REPO
@@ -42,15 +45,15 @@ def dev_stack(workers: int) -> dict[str, str]:
     return raw | {"kompi:workers": str(workers)}
 
 
-def secret_bytes(workers: int) -> tuple[int, int]:
-    """(objects rendered, bytes of every Secret's data) for the dev stack at ``workers``."""
-    objects = render_objects(dev_stack(workers))
-    data = 0
-    for manifest in objects:
-        if manifest["kind"] == "Secret":
-            data += sum(len(base64.b64decode(value)) for value in manifest.get("data", {}).values())
-            data += sum(len(value.encode()) for value in manifest.get("stringData", {}).values())
-    return len(objects), data
+def object_count(workers: int) -> int:
+    """The objects `kompi up` creates for the dev stack at ``workers`` (render_objects: the same code)."""
+    return len(render_objects(dev_stack(workers)))
+
+
+def ssh_secret_bytes(names: Names) -> int:
+    """Bytes of the SSH Secret's data as `up` makes it (the offline render shows placeholders instead)."""
+    files = identity_files(os.urandom(32), os.urandom(32), names.cluster, names.known_host_patterns())
+    return sum(len(value.encode()) for value in files.as_secret_data().values())
 
 
 def srv_answer(cluster: kd.Cluster, workers: int) -> tuple[int, int]:
@@ -70,15 +73,15 @@ def srv_answer(cluster: kd.Cluster, workers: int) -> tuple[int, int]:
 
 
 def main() -> None:
-    cluster = kd.Cluster("kompi-dev.kompi-dev.svc.cluster.local", "kompi-dev-worker", 1)
+    names = Names("kompi-dev", "kompi-dev", "cluster.local")
+    cluster = kd.Cluster(names.service_domain, names.workers, 1)
     print(f"dev stack, cluster.local, one slot per worker; past {MAX_WORKERS} workers, objects as at {MAX_WORKERS}")
     header = (
-        "workers  objects  Secret data B  hostfile KiB  SRV answer holds  whole answer KiB"
-        "  queries per sweep  ssh waves"
+        "workers  objects  SSH Secret B  hostfile KiB  SRV answer holds  whole answer KiB  queries per sweep  ssh waves"
     )
     print(header)
     for workers in SIZES:
-        objects, secrets = secret_bytes(min(workers, MAX_WORKERS))
+        objects, secrets = object_count(min(workers, MAX_WORKERS)), ssh_secret_bytes(names)
         hostfile = len(cluster.hostfile_text(range(workers)).encode())
         held, whole = srv_answer(cluster, workers)
         # a whole answer: one SRV query; a cut one: the SRV query and every other worker by name, plus a margin

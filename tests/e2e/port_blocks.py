@@ -31,6 +31,8 @@ class PortBlock(enum.IntEnum):
     FIRST_RUN = 11000  # tests/e2e/node/test_first_run.py: the real node `kompi up --local` starts itself
     SEVERAL_NODES = 12000  # tests/e2e/nodes/conftest.py: three real nodes, for that package
     BENCH_NODES = 13000  # bench/nodes.py: real nodes across a link, native against kompi
+    BENCH_DISCOVERY = 14000  # bench/discovery_scale.py: a stock CoreDNS over thousands of endpoints
+    BENCH_LAUNCH = 15000  # bench/launch.py: mpiexec over many workers on the real node
 
     @property
     def ports(self) -> Ports:
