@@ -13,7 +13,8 @@ _LABEL = re.compile(r'(\w+)="([^"]*)"')
 
 
 def write_counts(kubectl: Kubectl) -> Counter[str]:
-    """Write requests served so far, by ``resource[/subresource] VERB`` (e.g. ``pods/binding POST``)."""
+    """Write requests so far, by ``resource[/subresource] VERB`` (e.g. ``pods/binding POST``), with
+    `` refused`` after those the API server answered with an error (a conflict, an invalid patch)."""
     counts: Counter[str] = Counter()
     for line in kubectl.run("get", "--raw", "/metrics").stdout.splitlines():
         sample = _SAMPLE.match(line)
@@ -23,7 +24,8 @@ def write_counts(kubectl: Kubectl) -> Counter[str]:
         if labels.get("verb") not in WRITE_VERBS:
             continue
         resource = labels.get("resource", "") + (f"/{labels['subresource']}" if labels.get("subresource") else "")
-        counts[f"{resource} {labels['verb']}"] += int(float(sample["value"]))
+        refused = " refused" if labels.get("code", "").startswith(("4", "5")) else ""  # a conflict, say
+        counts[f"{resource} {labels['verb']}{refused}"] += int(float(sample["value"]))
     return counts
 
 

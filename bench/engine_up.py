@@ -64,10 +64,10 @@ def _print_cpu(cpu: dict[int, dict[str, float]]) -> None:
     sizes = list(cpu)
     names = sorted(cpu[sizes[-1]], key=lambda name: -cpu[sizes[-1]][name])
     print(f"CPU seconds per `kompi up` (last round; {os.cpu_count()} cores share them):")
-    print("  " + "process".ljust(30) + "".join(f"{f'workers={n}':>12}" for n in sizes))
+    print("  " + "process".ljust(30) + "".join(f"{f'workers={n}':>14}" for n in sizes))
     for name in [*names, "total"]:
         row = [sum(cpu[n].values()) if name == "total" else cpu[n].get(name, 0.0) for n in sizes]
-        print("  " + name.ljust(30) + "".join(f"{seconds:>12.2f}" for seconds in row))
+        print("  " + name.ljust(30) + "".join(f"{seconds:>14.2f}" for seconds in row))
     cores = os.cpu_count() or 1
     largest = sum(cpu[sizes[-1]].values())
     print(f"  the CPU alone keeps T({sizes[-1]}) >= {largest / cores:.1f} s on {cores} cores")
