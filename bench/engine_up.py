@@ -11,7 +11,6 @@ Run: venv/bin/python bench/engine_up.py [--workers 1 64 512] [--rounds 2]  (buil
 
 from __future__ import annotations
 
-import argparse
 import collections
 import math
 import os
@@ -24,7 +23,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.api_writes import summary, write_counts, writes_between
-from bench.local import kwok_cluster
+from bench.local import kwok_cluster, sizes_and_rounds
 from bench.scaling_report import report
 from kompi_engine.local_cluster import FakeNodes, LocalCluster
 from kompi_engine.processes import cpu_seconds
@@ -74,11 +73,7 @@ def _print_cpu(cpu: dict[int, dict[str, float]]) -> None:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--workers", type=int, nargs="+", default=list(WORKERS), help="sizes, smallest first")
-    parser.add_argument("--rounds", type=int, default=ROUNDS)
-    options = parser.parse_args()
-    sizes: list[int] = options.workers
+    sizes, rounds = sizes_and_rounds(__doc__.splitlines()[0], WORKERS, ROUNDS)
     up: dict[int, list[float]] = {n: [] for n in sizes}
     preview: dict[int, list[float]] = {n: [] for n in sizes}
     cpu: dict[int, dict[str, float]] = collections.defaultdict(dict)
@@ -86,7 +81,7 @@ def main() -> int:
     with kwok_cluster(PortBlock.BENCH_ENGINE_UP, nodes) as (cluster, root):
         kubectl = Kubectl(cluster.bin / "kubectl", cluster.kubeconfig)
         # sizes interleaved round by round, so that machine noise hits all of them alike
-        for round_number in range(options.rounds):
+        for round_number in range(rounds):
             for n in sizes:
                 project = Project.copy_of("dev", root / f"r{round_number}-w{n}", cluster.kubeconfig)
                 project.set(workers=n, workerPod={"resources": {"requests": {"cpu": "10m", "memory": "16Mi"}}})

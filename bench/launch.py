@@ -23,8 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from kompi_engine.build import build_engine
-from kompi_engine.local_cluster import LocalCluster
+from bench.local import real_node_cluster
 from tests.e2e.live import Kubectl
 from tests.e2e.node.mpi import exec_command, run_in
 from tests.e2e.port_blocks import PortBlock
@@ -68,20 +67,10 @@ def main() -> int:
     parser.add_argument("--flavor", choices=sorted(TAGS), default="ompi4")
     parser.add_argument("--tree-spawn", action="store_true", help="daemons start other daemons over ssh too")
     options = parser.parse_args()
-    engine = build_engine().bin
     tag = TAGS[options.flavor]
     mca = f"--mca {TREE_SPAWN[options.flavor]} 0" if options.tree_spawn else ""
-    with tempfile.TemporaryDirectory(prefix="kompi-bench-launch-") as scratch:
-        root = Path(scratch)
-        cluster = LocalCluster(
-            state=root / "cluster",
-            bin=engine,
-            ports=PortBlock.BENCH_LAUNCH.ports,
-            real_node=True,
-            node_images=(f"localhost/kompi:{tag}",),
-        )
-        cluster.up()
-        kubectl = Kubectl(engine / "kubectl", cluster.kubeconfig)
+    with real_node_cluster(PortBlock.BENCH_LAUNCH, f"localhost/kompi:{tag}") as (cluster, root):
+        kubectl = Kubectl(cluster.bin / "kubectl", cluster.kubeconfig)
         project = Project.copy_of("dev", root / "launch", cluster.kubeconfig)
         results: dict[int, tuple[float, ...]] = {}
         try:
@@ -102,7 +91,6 @@ def main() -> int:
                 )
         finally:
             project.kompi("destroy", check=False)
-            cluster.down()
     low, high = WORKERS[0], WORKERS[-1]
     slope = (results[high][1] - results[low][1]) / (high - low)
     cpu_slope = (results[high][2] - results[low][2]) / (high - low)

@@ -1,7 +1,9 @@
-"""The local cluster a benchmark runs on: kwok nodes on the benchmark's own ports, gone afterwards."""
+"""The local cluster a benchmark runs on (kwok nodes or a real node, on the benchmark's own ports, gone
+afterwards), and the sizes a scaling benchmark runs at."""
 
 from __future__ import annotations
 
+import argparse
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -24,3 +26,28 @@ def kwok_cluster(block: PortBlock, nodes: FakeNodes) -> Iterator[tuple[LocalClus
             yield cluster, root
         finally:
             cluster.down()
+
+
+@contextmanager
+def real_node_cluster(block: PortBlock, image: str) -> Iterator[tuple[LocalCluster, Path]]:
+    """A started cluster with one real node that has ``image`` loaded, and a scratch directory."""
+    engine = build_engine().bin
+    with tempfile.TemporaryDirectory(prefix="kompi-bench-node-") as scratch:
+        root = Path(scratch)
+        cluster = LocalCluster(
+            state=root / "cluster", bin=engine, ports=block.ports, real_node=True, node_images=(image,)
+        )
+        cluster.up()
+        try:
+            yield cluster, root
+        finally:
+            cluster.down()
+
+
+def sizes_and_rounds(description: str, sizes: tuple[int, ...], rounds: int) -> tuple[list[int], int]:
+    """``--workers`` (smallest first) and ``--rounds`` from the command line, with the benchmark's defaults."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--workers", type=int, nargs="+", default=list(sizes), help="sizes, smallest first")
+    parser.add_argument("--rounds", type=int, default=rounds)
+    options = parser.parse_args()
+    return options.workers, options.rounds

@@ -12,7 +12,6 @@ Run: venv/bin/python bench/rollout.py [--workers 2 64 512] [--rounds 2]  (builds
 
 from __future__ import annotations
 
-import argparse
 import math
 import statistics
 import sys
@@ -22,7 +21,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.api_writes import summary, write_counts, writes_between
-from bench.local import kwok_cluster
+from bench.local import kwok_cluster, sizes_and_rounds
 from bench.scaling_report import report
 from kompi_components.kube.conditions import is_ready
 from kompi_engine.local_cluster import FakeNodes
@@ -53,11 +52,7 @@ def _image_change(project: Project, kubectl: Kubectl, tag: str) -> float:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--workers", type=int, nargs="+", default=list(WORKERS), help="sizes, smallest first")
-    parser.add_argument("--rounds", type=int, default=ROUNDS)
-    options = parser.parse_args()
-    sizes: list[int] = options.workers
+    sizes, rounds = sizes_and_rounds(__doc__.splitlines()[0], WORKERS, ROUNDS)
     times: dict[int, list[float]] = {n: [] for n in sizes}
     capacity = math.ceil((sum(sizes) + len(sizes)) / 4) + 10  # every size's cluster stays up
     nodes = FakeNodes(count=4, pods=max(200, capacity), pod_start_seconds=POD_START_SECONDS)
@@ -71,7 +66,7 @@ def main() -> int:
             project.kompi("up", timeout=1200)
             projects[n] = project
         # sizes interleaved round by round, so that machine noise hits all of them alike
-        for round_number in range(options.rounds):
+        for round_number in range(rounds):
             for n in sizes:
                 before = write_counts(kubectl)
                 seconds = _image_change(projects[n], kubectl, TAGS[(round_number + 1) % 2])
