@@ -12,7 +12,6 @@ Run: venv/bin/python bench/engine_up.py [--workers 1 64 512] [--rounds 2]  (buil
 from __future__ import annotations
 
 import collections
-import math
 import os
 import resource
 import statistics
@@ -23,9 +22,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.api_writes import summary, write_counts, writes_between
-from bench.local import kwok_cluster, sizes_and_rounds
+from bench.local import fake_nodes_for, kwok_cluster, sizes_and_rounds
 from bench.scaling_report import report
-from kompi_engine.local_cluster import FakeNodes, LocalCluster
+from kompi_engine.local_cluster import LocalCluster
 from kompi_engine.processes import cpu_seconds
 from tests.e2e.live import Kubectl
 from tests.e2e.port_blocks import PortBlock
@@ -77,8 +76,7 @@ def main() -> int:
     up: dict[int, list[float]] = {n: [] for n in sizes}
     preview: dict[int, list[float]] = {n: [] for n in sizes}
     cpu: dict[int, dict[str, float]] = collections.defaultdict(dict)
-    nodes = FakeNodes(count=4, pods=max(200, math.ceil((max(sizes) + 1) / 4) + 10))
-    with kwok_cluster(PortBlock.BENCH_ENGINE_UP, nodes) as (cluster, root):
+    with kwok_cluster(PortBlock.BENCH_ENGINE_UP, fake_nodes_for(max(sizes) + 1)) as (cluster, root):
         kubectl = Kubectl(cluster.bin / "kubectl", cluster.kubeconfig)
         # sizes interleaved round by round, so that machine noise hits all of them alike
         for round_number in range(rounds):

@@ -4,6 +4,7 @@ afterwards), and the sizes a scaling benchmark runs at."""
 from __future__ import annotations
 
 import argparse
+import math
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -26,6 +27,11 @@ def kwok_cluster(block: PortBlock, nodes: FakeNodes) -> Iterator[tuple[LocalClus
             yield cluster, root
         finally:
             cluster.down()
+
+
+def fake_nodes_for(pods: int, pod_start_seconds: float = 0.0) -> FakeNodes:
+    """4 kwok nodes with room for ``pods`` pods (and a margin), at least the 200 each they always had."""
+    return FakeNodes(count=4, pods=max(200, math.ceil(pods / 4) + 10), pod_start_seconds=pod_start_seconds)
 
 
 @contextmanager

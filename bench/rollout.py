@@ -12,7 +12,6 @@ Run: venv/bin/python bench/rollout.py [--workers 2 64 512] [--rounds 2]  (builds
 
 from __future__ import annotations
 
-import math
 import statistics
 import sys
 import time
@@ -21,10 +20,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.api_writes import summary, write_counts, writes_between
-from bench.local import kwok_cluster, sizes_and_rounds
+from bench.local import fake_nodes_for, kwok_cluster, sizes_and_rounds
 from bench.scaling_report import report
 from kompi_components.kube.conditions import is_ready
-from kompi_engine.local_cluster import FakeNodes
 from tests.e2e.live import Kubectl
 from tests.e2e.port_blocks import PortBlock
 from tests.e2e.project import Project
@@ -54,8 +52,8 @@ def _image_change(project: Project, kubectl: Kubectl, tag: str) -> float:
 def main() -> int:
     sizes, rounds = sizes_and_rounds(__doc__.splitlines()[0], WORKERS, ROUNDS)
     times: dict[int, list[float]] = {n: [] for n in sizes}
-    capacity = math.ceil((sum(sizes) + len(sizes)) / 4) + 10  # every size's cluster stays up
-    nodes = FakeNodes(count=4, pods=max(200, capacity), pod_start_seconds=POD_START_SECONDS)
+    # every size's cluster (its workers and master) stays up
+    nodes = fake_nodes_for(sum(sizes) + len(sizes), pod_start_seconds=POD_START_SECONDS)
     with kwok_cluster(PortBlock.BENCH_ROLLOUT, nodes) as (cluster, root):
         kubectl = Kubectl(cluster.bin / "kubectl", cluster.kubeconfig)
         projects = {}

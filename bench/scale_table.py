@@ -25,6 +25,7 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from kompi_components.config.schema import KompiConfig
 from kompi_components.naming import Names
 from kompi_components.render import render_objects
 from kompi_components.ssh_identity import identity_files
@@ -34,8 +35,8 @@ from tests.stacks import REPO
 
 SIZES = (64, 1024, 4096, 10_000)
 DNS_LIMIT = 65_535  # a DNS message's largest size (TCP's length prefix)
-LOOKUP_MARGIN = 64  # kompi-discover looks up this many ordinals past the highest ready worker
-MAX_WORKERS = 4096  # kompi:workers' limit
+# kompi:workers' limit, as the config schema sets it
+MAX_WORKERS = next(limit.le for limit in KompiConfig.model_fields["workers"].metadata if hasattr(limit, "le"))
 OPEN_MPI_RSH_CONCURRENT = 128  # plm_rsh_num_concurrent's default: ssh sessions the launcher opens at once
 
 
@@ -62,7 +63,7 @@ def srv_answer(cluster: kd.Cluster, workers: int) -> tuple[int, int]:
     try:
         for ordinal in range(workers):
             server.publish(cluster.fqdn(ordinal), socket.inet_ntoa((0x0A000000 + ordinal).to_bytes(4, "big")))
-        query = dns.message.make_query(f"_ssh._tcp.{cluster.service_domain}", dns.rdatatype.SRV)
+        query = dns.message.make_query(cluster.srv_name, dns.rdatatype.SRV)
         wire = server.answer(query.to_wire(), DNS_LIMIT)
         assert wire is not None
         held = len(dns.message.from_wire(wire, ignore_trailing=True, one_rr_per_rrset=True).answer)
@@ -80,12 +81,13 @@ def main() -> None:
         "workers  objects  SSH Secret B  hostfile KiB  SRV answer holds  whole answer KiB  queries per sweep  ssh waves"
     )
     print(header)
+    secrets = ssh_secret_bytes(names)  # the same at every size: the host key is trusted by a wildcard
     for workers in SIZES:
-        objects, secrets = object_count(min(workers, MAX_WORKERS)), ssh_secret_bytes(names)
+        objects = object_count(min(workers, MAX_WORKERS))
         hostfile = len(cluster.hostfile_text(range(workers)).encode())
         held, whole = srv_answer(cluster, workers)
         # a whole answer: one SRV query; a cut one: the SRV query and every other worker by name, plus a margin
-        queries = 1 if held >= workers else 1 + (workers - held) + LOOKUP_MARGIN
+        queries = 1 if held >= workers else 1 + (workers - held) + kd.PROBE_MARGIN
         waves = math.ceil(workers / OPEN_MPI_RSH_CONCURRENT)
         print(
             f"{workers:7}  {objects:7}  {secrets:13}  {hostfile / 1024:12.1f}  {held:16}  {whole / 1024:16.1f}"

@@ -5,8 +5,8 @@ the EndpointSlice controller does for a StatefulSet's pods (hostname ``<prefix>-
 that thousands of workers cost no pods. kompi's discovery then asks this CoreDNS as the master asks its
 cluster's. CoreDNS binds port 53 on a loopback address of its own, so this needs root.
 
-The API server refuses loopback endpoint addresses, so workers get addresses in 198.18.0.0/15, the range
-RFC 2544 reserves for benchmarks; ``answering_addresses`` makes that range local for as long as a test
+The API server refuses loopback endpoint addresses, so workers get addresses in 198.18.0.0/16, inside the
+range RFC 2544 reserves for benchmarks; ``answering_addresses`` makes that range local for as long as a test
 needs one listener on 0.0.0.0 to answer for every worker.
 """
 
