@@ -17,6 +17,8 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=bin/phases.sh
+source "$here/../bin/phases.sh"  # a row per image in CI's phase table
 python=${PYTHON:-python3}
 base=localhost/debian-base:bookworm
 base_tag=
@@ -64,9 +66,12 @@ ensure_base() {
     local suite=${base##*:} rootfs
     rootfs=$(mktemp -d)
     log "creating $base with debootstrap $suite"
+    local start
+    start=$(date +%s)
     debootstrap --variant=minbase "$suite" "$rootfs" ${DEBOOTSTRAP_MIRROR:+"$DEBOOTSTRAP_MIRROR"} >&2
     tar -C "$rootfs" -c . | podman import - "$base" >&2
     rm -rf "$rootfs"
+    phase_record "image: $base" "$start" "$(date +%s)" debootstrap
 }
 
 contract_args() {
@@ -153,9 +158,11 @@ build_flavor() {
 main() {
     parse_args "$@"
     ensure_base
-    local flavor
+    local flavor start
     for flavor in "${flavors[@]}"; do
+        start=$(date +%s)
         build_flavor "$flavor"
+        phase_record "image: $flavor" "$start" "$(date +%s)"
     done
 }
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from kompi_engine import cluster_binaries, gang_scheduler, node_binaries, pulumi_binaries
+from kompi_engine import cluster_binaries, gang_scheduler, node_binaries, phases, pulumi_binaries
 from kompi_engine.gobuild import BuildError, Component, GoBuild, build_components
 
 COMPONENTS: tuple[Component, ...] = (
@@ -23,7 +23,9 @@ def build_engine(only: list[str] | None = None) -> GoBuild:
     unknown = set(only or []) - {c.name for c in COMPONENTS}
     if unknown:
         raise BuildError(f"unknown component(s) {', '.join(sorted(unknown))}; known: {[c.name for c in COMPONENTS]}")
-    build_components(build, wanted, _progress)
+    for name, times in build_components(build, wanted, _progress).items():
+        note = f"compiling {times.compiling:.0f} s, waiting for the compiler {times.waiting:.0f} s"
+        phases.record(f"engine: {name}", times.started, note, times.started + times.total)
     _progress(f"binaries in {build.bin}")
     return build
 

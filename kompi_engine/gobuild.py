@@ -26,6 +26,23 @@ class BuildError(RuntimeError):
 # the CPUs. A cold build spent a third to half of its time downloading with the CPUs idle.
 _COMPILER = threading.Lock()
 COMPONENTS_AT_ONCE = 3
+# the times of the component that this thread builds (set by _build_one), which GoBuild.compiling adds to
+_BUILDING = threading.local()
+
+
+@dataclass
+class BuildTimes:
+    """Where one component's build time went: its compiles alone, its waits for the compile slot, the rest
+    (downloads, go mod tidy, generators) is ``total`` less both."""
+
+    started: float = 0.0  # epoch seconds
+    total: float = 0.0
+    compiling: float = 0.0
+    waiting: float = 0.0
+
+    @property
+    def other(self) -> float:
+        return max(0.0, self.total - self.compiling - self.waiting)
 
 
 def go_binary() -> str:
@@ -95,9 +112,18 @@ class GoBuild:
 
     @contextmanager
     def compiling(self) -> Iterator[None]:
-        """Hold the one compile slot (every ``go build``, of a binary or of a generator)."""
+        """Hold the one compile slot (every ``go build``, of a binary or of a generator); the time spent
+        waiting for it and holding it counts to the component this thread builds."""
+        asked = time.monotonic()
         with _COMPILER:
-            yield
+            granted = time.monotonic()
+            try:
+                yield
+            finally:
+                times: BuildTimes | None = getattr(_BUILDING, "times", None)
+                if times is not None:
+                    times.waiting += granted - asked
+                    times.compiling += time.monotonic() - granted
 
     def build(self, package: str, output: str, cwd: Path, *, ldflags: str = "", tags: str = "") -> None:
         """``go build`` one package into bin/OUTPUT (written under a temporary name, then renamed)."""
@@ -157,10 +183,10 @@ class Component:
 
 def build_components(
     build: GoBuild, components: Sequence[Component], log: Callable[[str], None], at_once: int = COMPONENTS_AT_ONCE
-) -> None:
+) -> dict[str, BuildTimes]:
     """Build what is missing or stale, ``at_once`` components in progress (their compiles one at a time, in
-    GoBuild.compiling), one progress line per component with its time. After a failure no other component
-    starts; the ones in progress finish, and the first failure is raised."""
+    GoBuild.compiling), one progress line per component with its time; returns the times of those built.
+    After a failure no other component starts; the ones in progress finish, and the first failure is raised."""
     stale = []
     for component in components:
         if build.up_to_date(component.name, component.stamp, component.binaries):
@@ -173,21 +199,37 @@ def build_components(
         with printing:
             log(line)
 
+    built: dict[str, BuildTimes] = {}
     with ThreadPoolExecutor(at_once) as pool:
-        futures = [pool.submit(_build_one, build, component, one_line, failed) for component in stale]
+        futures = [pool.submit(_build_one, build, component, one_line, failed, built) for component in stale]
         for future in futures:
             future.result()
+    return built
 
 
-def _build_one(build: GoBuild, component: Component, log: Callable[[str], None], failed: threading.Event) -> None:
+def _build_one(
+    build: GoBuild,
+    component: Component,
+    log: Callable[[str], None],
+    failed: threading.Event,
+    built: dict[str, BuildTimes],
+) -> None:
     if failed.is_set():
         return
     started = time.monotonic()
+    times = _BUILDING.times = BuildTimes(started=time.time())
     log(f"{component.name}: building {component.stamp} ...")
     try:
         component.make(build)
     except BaseException:
         failed.set()
         raise
+    finally:
+        _BUILDING.times = None
+        times.total = time.monotonic() - started
     build.mark_built(component.name, component.stamp)
-    log(f"{component.name}: built in {time.monotonic() - started:.0f} s (downloads beside other compiles)")
+    built[component.name] = times
+    log(
+        f"{component.name}: built in {times.total:.0f} s: compiling {times.compiling:.0f} s, waiting for the "
+        f"compiler {times.waiting:.0f} s, downloads and the rest {times.other:.0f} s"
+    )

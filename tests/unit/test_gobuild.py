@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -58,3 +59,29 @@ def test_the_first_failure_is_raised_and_the_components_not_started_are_not_buil
         build_components(build, [Component("broken", (), "1", fails), *map(later, "abcdef")], lambda _: None, 1)
     assert made == []  # one at a time: nothing after the failure started
     assert not build.up_to_date("broken", "1", ())
+
+
+def test_each_component_is_told_its_compile_time_apart_from_its_wait_for_the_compiler(tmp_path: Path) -> None:
+    build = GoBuild(tmp_path, "go")
+    second_asks = threading.Event()
+
+    def first(_: GoBuild) -> None:
+        with build.compiling():
+            assert second_asks.wait(WAIT)
+            time.sleep(0.3)  # compiling while the second waits
+
+    def second(_: GoBuild) -> None:
+        time.sleep(0.2)  # downloading
+        second_asks.set()
+        with build.compiling():
+            pass
+
+    lines: list[str] = []
+    times = build_components(
+        build, [Component("first", (), "1", first), Component("second", (), "2", second)], lines.append
+    )
+
+    assert times["first"].compiling >= 0.3 and times["first"].waiting < 0.1
+    assert times["second"].waiting >= 0.2 and times["second"].compiling < 0.1
+    assert times["second"].other >= 0.2
+    assert any(line.startswith("second: built in") and "waiting for the compiler" in line for line in lines)
