@@ -26,6 +26,10 @@ class BuildError(RuntimeError):
 # the CPUs. A cold build spent a third to half of its time downloading with the CPUs idle.
 _COMPILER = threading.Lock()
 COMPONENTS_AT_ONCE = 3
+# Every `go build`'s compiler flags. -dwarf=false: the linker drops debug information anyway (-w), so the
+# compiler need not make it: 13% less compile time (etcd from an empty cache, 2-core machine: 73.7 -> 63.9 s
+# of CPU), the same binaries otherwise.
+COMPILE_FLAGS = ("-trimpath", "-gcflags=all=-dwarf=false")
 # the times of the component that this thread builds (set by _build_one), which GoBuild.compiling adds to
 _BUILDING = threading.local()
 
@@ -129,7 +133,7 @@ class GoBuild:
         """``go build`` one package into bin/OUTPUT (written under a temporary name, then renamed)."""
         self.bin.mkdir(parents=True, exist_ok=True)
         target = self.bin / output
-        args = ["build", "-p", str(os.cpu_count() or 1), "-trimpath", "-ldflags", f"-s -w {ldflags}".strip()]
+        args = ["build", "-p", str(os.cpu_count() or 1), *COMPILE_FLAGS, "-ldflags", f"-s -w {ldflags}".strip()]
         if tags:
             args += ["-tags", tags]
         with self.compiling():

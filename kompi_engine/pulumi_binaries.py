@@ -9,7 +9,7 @@ import subprocess
 from pathlib import Path
 
 from kompi_engine import versions
-from kompi_engine.gobuild import BuildError, Component, GoBuild
+from kompi_engine.gobuild import COMPILE_FLAGS, BuildError, Component, GoBuild
 
 PULUMI_PKG = "github.com/pulumi/pulumi/pkg/v3"
 PULUMI_SDK = "github.com/pulumi/pulumi/sdk/v3"
@@ -121,7 +121,7 @@ def _make_random_provider(build: GoBuild) -> None:
     tfgen = source / "pulumi-tfgen-random"
     with build.compiling():
         build.go_run(
-            ["build", "-trimpath", "-ldflags", version, "-o", str(tfgen), "./cmd/pulumi-tfgen-random"],
+            ["build", *COMPILE_FLAGS, "-ldflags", f"-s -w {version}", "-o", str(tfgen), "./cmd/pulumi-tfgen-random"],
             source,
             "pulumi-tfgen-random (the random provider's schema generator)",
         )

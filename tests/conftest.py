@@ -38,19 +38,23 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "real_nodes: e2e on the local cluster's real nodes (tests/e2e/node and tests/e2e/nodes)"
     )
+    config.addinivalue_line("markers", "several_nodes: e2e on a cluster of three real nodes (tests/e2e/nodes)")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     e2e_dir = Path(__file__).parent / "e2e"
-    # bin/test runs the e2e tests with and without real_nodes side by side, as two pytest runs: each starts
-    # clusters of its own (tests/e2e/port_blocks.py), and the real-node run keeps its two packages, which
-    # hold their real nodes for the package, one after the other.
-    real_node_dirs = (e2e_dir / "node", e2e_dir / "nodes")
+    # bin/test runs three e2e groups side by side as pytest runs of their own: the kwok tests, the one-node
+    # package and the three-node package. Each starts clusters of its own (tests/e2e/port_blocks.py), and
+    # each real-node package holds its nodes for the package.
+    several_nodes_dir = e2e_dir / "nodes"
+    real_node_dirs = (e2e_dir / "node", several_nodes_dir)
     for item in items:
         if e2e_dir in item.path.parents:
             item.add_marker(pytest.mark.e2e)
         if any(directory in item.path.parents for directory in real_node_dirs):
             item.add_marker(pytest.mark.real_nodes)
+        if several_nodes_dir in item.path.parents:
+            item.add_marker(pytest.mark.several_nodes)
     for flag, marker in ((SKIP_CONTAINERS_FLAG, "containers"), (SKIP_E2E_FLAG, "e2e")):
         if config.getoption(flag):
             skip = pytest.mark.skip(reason=f"{marker} tests skipped by {flag}")
