@@ -71,7 +71,7 @@ ensure_base() {
     debootstrap --variant=minbase "$suite" "$rootfs" ${DEBOOTSTRAP_MIRROR:+"$DEBOOTSTRAP_MIRROR"} >&2
     tar -C "$rootfs" -c . | podman import - "$base" >&2
     rm -rf "$rootfs"
-    phase_record "image: $base" "$start" "$(date +%s)" debootstrap
+    phase_record "image: base" "$start" "$(date +%s)" "$base by debootstrap"
 }
 
 contract_args() {
