@@ -96,13 +96,6 @@ class Names:
     def worker_pod(self, ordinal: int) -> str:
         return f"{self.workers}-{ordinal}"
 
-    def worker_fqdn(self, ordinal: int) -> str:
-        return f"{self.worker_pod(ordinal)}.{self.service_domain}"
-
-    @property
-    def master_fqdn(self) -> str:
-        return f"{self.master_pod}.{self.service_domain}"
-
     def known_host_patterns(self) -> list[str]:
         """The host names the cluster's host key is trusted for: this cluster's pods only."""
         suffixes = (self.service_domain, f"{self.service}.{self.namespace}.svc")

@@ -51,7 +51,6 @@ BASE: dict[str, Any] = {
 # Host networking needs the interfaces and no NetworkPolicy (config/checks.py).
 _HOST_NETWORK = {"networkPolicy.enabled": False, "hostNetwork.mpiInterfaces": "10.0.0.0/16"}
 _ONE_SHOT = {"oneShot": {"enabled": True, "command": "mpiexec python3 /repo/train.py"}}
-_DATA_PATHS = ("workerVolume", "dataVolumes")
 
 
 @dataclass(frozen=True)
