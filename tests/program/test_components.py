@@ -11,7 +11,7 @@ import pytest
 from kompi_components import contract, program
 from kompi_components.api import KompiCluster
 from tests.pulumi_mocks import RecordingMocks, RecordingMonitor, is_secret
-from tests.stacks import EVERY_FEATURE, as_config
+from tests.stacks import EVERY_FEATURE, REPO, as_config
 
 
 def _run(config: dict[str, str]) -> tuple[RecordingMocks, list[KompiCluster], dict[str, Any]]:
@@ -172,6 +172,15 @@ def test_one_shot_rbac_exists_before_the_job_that_uses_it() -> None:
         mocks.named("kubernetes:rbac.authorization.k8s.io/v1:RoleBinding", "kompi-rolebinding-kompi-oneshot"),
     ]
     assert {registration.urn for registration in rbac} <= set(job.dependencies)
+
+
+def test_the_one_shot_job_docs_name_for_replace_is_the_name_the_program_registers() -> None:
+    """docs/one-shot.md's `pulumi up --replace` names the Job's resource with CLUSTER for the cluster's name."""
+    mocks, _, _ = _run(as_config({"clusterName": "demo", "oneShot": {"enabled": True, "command": "mpiexec hostname"}}))
+    (job,) = [registration for registration in mocks.registrations if registration.type_ == "kubernetes:batch/v1:Job"]
+    documented = job.name.replace("demo", "CLUSTER")
+    assert documented == "CLUSTER-job-CLUSTER-master"  # as the docs spell it out
+    assert f"kubernetes:batch/v1:Job {documented}>" in (REPO / "docs" / "one-shot.md").read_text()
 
 
 def test_the_namespace_and_master_outputs_depend_on_the_objects_they_name() -> None:

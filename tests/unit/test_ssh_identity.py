@@ -65,3 +65,8 @@ def test_render_placeholders_hold_no_key_material() -> None:
     placeholders = placeholder_secret_data()
     assert sorted(placeholders) == sorted(contract.SSH_SECRET_KEYS)
     assert not any("PRIVATE KEY" in value or "ecdsa-sha2" in value for value in placeholders.values())
+
+
+def test_docs_security_shows_the_placeholder_that_render_prints() -> None:
+    placeholder = placeholder_secret_data(1)[contract.SSH_CLIENT_KEY]
+    assert f"`{placeholder}`" in (Path(__file__).resolve().parents[2] / "docs" / "security.md").read_text()
