@@ -65,7 +65,7 @@ class PodSettingsArgs(TypedDict, total=False):
 
 
 class NetworkPolicySettingsArgs(TypedDict, total=False):
-    "Networkpolicy settings"
+    "NetworkPolicy settings"
 
     enabled: bool
     "pods accept traffic only from pods of the same cluster (default: true)"

@@ -145,7 +145,8 @@ def _used_for(model: type[BaseModel]) -> str:
     for owner in _models(KompiConfig, {}).values():
         for field in owner.model_fields.values():
             if model in _inner_models(field.annotation):
-                return (field.description or model.__name__).capitalize()
+                text = field.description or model.__name__
+                return text[:1].upper() + text[1:]  # not str.capitalize, which lowers "NetworkPolicy"
     return model.__name__
 
 

@@ -92,3 +92,9 @@ def test_the_tracing_url_is_not_taken_for_the_engines_address() -> None:
         "127.0.0.1:9",
     ]
     assert engine_arguments(["--tracing=http://t", "127.0.0.1:9"]) == ["127.0.0.1:9"]
+
+
+def test_a_settings_type_is_described_as_its_key_is_capitals_kept(served: dict[str, Any]) -> None:
+    described = served["types"]["kompi:index:NetworkPolicySettingsArgs"]["description"]
+    key = KompiConfig.model_fields["network_policy"].description or ""
+    assert described == key[:1].upper() + key[1:] == "NetworkPolicy settings"
