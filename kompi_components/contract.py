@@ -9,6 +9,9 @@ from __future__ import annotations
 
 KOMPI_VERSION = "0.1.0"
 
+# The extended resource a GPU is requested as (kompi:gpusPerWorker), as NVIDIA's device plugin names it.
+GPU_RESOURCE = "nvidia.com/gpu"
+
 # The unprivileged user the images create and the pods run as by default.
 MPI_USER = "mpiuser"
 MPI_UID = 1000

@@ -9,7 +9,6 @@ from kompi_components.config import mounts
 from kompi_components.config.errors import MISSING, ConfigError
 from kompi_components.config.schema import SHARED_ACCESS_MODES, KompiConfig, PodSettings
 
-GPU_RESOURCE = "nvidia.com/gpu"
 ATTACH_HINT = "a ReadWriteOnce claim attaches to one node only ('Volume is already attached by pod ...')"
 
 
@@ -87,8 +86,8 @@ def _gpu_entries(key: str, resources: dict[str, object]) -> list[tuple[str, obje
     found = []
     for section in ("limits", "requests"):
         amounts = resources.get(section)
-        if isinstance(amounts, dict) and GPU_RESOURCE in amounts:
-            found.append((f"{key}.resources.{section}.{GPU_RESOURCE}", amounts[GPU_RESOURCE]))
+        if isinstance(amounts, dict) and contract.GPU_RESOURCE in amounts:
+            found.append((f"{key}.resources.{section}.{contract.GPU_RESOURCE}", amounts[contract.GPU_RESOURCE]))
     return found
 
 

@@ -6,7 +6,6 @@ import copy
 from typing import Any, Literal
 
 from kompi_components import contract, naming
-from kompi_components.config.checks import GPU_RESOURCE
 from kompi_components.config.schema import KompiConfig, PodSettings
 from kompi_components.manifests import app_code, data, host_network
 from kompi_components.manifests.mpi_env import mpi_env
@@ -30,7 +29,7 @@ def master_resources(config: KompiConfig) -> dict[str, Any]:
     resources = copied_resources(config.master_pod.resources)
     if config.master_pod.compute and config.gpus_per_worker:
         # A compute master runs ranks like a worker (one per GPU): it gets a worker's GPUs.
-        resources.setdefault("limits", {})[GPU_RESOURCE] = config.gpus_per_worker
+        resources.setdefault("limits", {})[contract.GPU_RESOURCE] = config.gpus_per_worker
     return resources
 
 

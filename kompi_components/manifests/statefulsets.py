@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from kompi_components.config.checks import GPU_RESOURCE
 from kompi_components.config.schema import KompiConfig
+from kompi_components.contract import GPU_RESOURCE
 from kompi_components.manifests.meta import WAIT_FOR, Manifest, manifest, metadata
 from kompi_components.manifests.pod import Role, copied_resources, master_resources, pod_template
 from kompi_components.naming import Names

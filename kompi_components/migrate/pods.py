@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from kompi_components.config.checks import GPU_RESOURCE
+from kompi_components.contract import GPU_RESOURCE
 from kompi_components.migrate.errors import ValuesError
 from kompi_components.migrate.keys import get
 from kompi_components.migrate.scalars import whole_number
