@@ -2,10 +2,12 @@
 # Builds kompi's images with buildah (chroot isolation) and prints one line per image:
 #   <flavor> <image>   e.g.  ompi5 localhost/kompi:5.0.11-bookworm-0.1.0
 # The tag is <Open MPI version>-<base tag>-<kompi version>; the version is read from the built image.
+# A training flavour (ompi4-torch, ompi5-torch) is PyTorch and examples/training on that kompi image,
+# tagged with torch's version after it: ompi5-torch localhost/kompi:5.0.11-bookworm-0.1.0-torch2.15.0
 #
 # Usage: images/build.sh [--base IMAGE] [--base-tag TAG] [--repo NAME] [--uid N] [--gid N]
 #                        [--ca-bundle FILE] [--force] [--push REGISTRY [--authfile FILE] [--cert-dir DIR]]
-#                        [FLAVOR...]   FLAVOR: ompi4, ompi5 (default: both)
+#                        [FLAVOR...]   FLAVOR: ompi4, ompi5 (the default: both), ompi4-torch, ompi5-torch
 # --base defaults to localhost/debian-base:bookworm; a missing localhost/debian-base:<suite> is made
 # with debootstrap (root). Every other build argument comes from kompi_components.contract.
 # An image whose inputs (files under images/, build arguments, base image id) are unchanged is not
@@ -45,7 +47,7 @@ parse_args() {
             --force) force=1; shift ;;
             --push) push=${2%/}; shift 2 ;;
             --authfile | --cert-dir) push_args+=("$1" "$2"); shift 2 ;;
-            ompi4 | ompi5) flavors+=("$1"); shift ;;
+            ompi4 | ompi5 | ompi4-torch | ompi5-torch) flavors+=("$1"); shift ;;
             *) die "unknown argument: $1" ;;
         esac
     done
@@ -91,14 +93,15 @@ declared_args() {
 }
 
 # Hash of everything that shapes the image: the files the build reads, this script, the arguments,
-# the base image.
+# the image it is built on.
 inputs_hash() {
-    local flavor=$1
+    local flavor=$1 from=$2
+    shift 2
     {
-        (cd "$here" && find base scripts build.sh -type f ! -name '*.pyc' -print0 | sort -z | xargs -0 sha256sum)
+        (cd "$here" && find "$@" build.sh -type f ! -name '*.pyc' -print0 | sort -z | xargs -0 sha256sum)
         printf 'flavor=%s\n' "$flavor"
         contract_args
-        podman image inspect --format '{{.Id}}' "$base"
+        podman image inspect --format '{{.Id}}' "$from"
     } | sha256sum | cut -d' ' -f1
 }
 
@@ -123,10 +126,52 @@ remove_replaced() {
     fi
 }
 
+# The torch version the training image installs, from its pinned requirements.
+torch_version() { sed -n 's/^torch==//p' "$here/training/requirements.txt"; }
+
+# Tag a built image, drop the one it replaced, push it when asked, and print "<flavor> <image>".
+publish() {
+    local flavor=$1 work_tag=$2 tag=$3 old=$4
+    podman tag "$work_tag" "$tag"
+    remove_replaced "$old"
+    if [ -n "$push" ]; then
+        local remote="$push/${repo##*/}:${tag##*:}"
+        log "pushing $remote"
+        podman push --quiet "${push_args[@]}" "$tag" "docker://$remote" >&2
+        tag=$remote
+    fi
+    printf '%s %s\n' "$flavor" "$tag"
+}
+
+# ompiN-torch: examples/training and the pinned requirements on the ompiN image (built first if needed).
+build_training() {
+    local flavor=$1 mpi_flavor=${1%-torch} kompi_image hash work_tag old='' torch
+    local -a args=()
+    kompi_image=$(push='' build_flavor "$mpi_flavor" | cut -d' ' -f2)  # the local image; pushed only if asked for
+    torch=$(torch_version)
+    hash=$( (inputs_hash "$flavor" "$kompi_image" training scripts/pip-install.sh; cd "$here/.." && sha256sum examples/training/*.py) | sha256sum | cut -d' ' -f1)
+    work_tag="$repo:$flavor-$base_tag"
+    if [ "$force" -eq 0 ] && image_exists "$work_tag" && [ "$(image_label "$work_tag" io.kompi.inputs)" = "$hash" ]; then
+        log "$work_tag is up to date"
+    else
+        while IFS= read -r line; do args+=(--build-arg "$line"); done < <(declared_args "$here/training/Dockerfile")
+        if [ -n "$ca_bundle" ] && [ -r "$ca_bundle" ]; then
+            args+=(--volume "$ca_bundle:/run/kompi-build/ca.crt:ro")
+        fi
+        old=$(podman image inspect --format '{{.Id}}' "$work_tag" 2>/dev/null || true)
+        log "building $work_tag"
+        buildah bud --isolation chroot --layers=false \
+            --build-arg "KOMPI_IMAGE=$kompi_image" --build-arg "TORCH_VERSION=$torch" "${args[@]}" \
+            --build-context "example=$here/../examples/training" \
+            --label "io.kompi.inputs=$hash" -f "$here/training/Dockerfile" -t "$work_tag" "$here" >&2
+    fi
+    publish "$flavor" "$work_tag" "$kompi_image-torch$torch" "$old"
+}
+
 build_flavor() {
     local flavor=$1 hash work_tag version kompi_version tag line old=
     local -a args=()
-    hash=$(inputs_hash "$flavor")
+    hash=$(inputs_hash "$flavor" "$base" base scripts)
     work_tag="$repo:$flavor-$base_tag"
     if [ "$force" -eq 0 ] && image_exists "$work_tag" && [ "$(image_label "$work_tag" io.kompi.inputs)" = "$hash" ]; then
         log "$work_tag is up to date"
@@ -143,16 +188,7 @@ build_flavor() {
     fi
     version=$(image_openmpi_version "$work_tag")
     kompi_version=$(contract_args | sed -n 's/^KOMPI_VERSION=//p')
-    tag="$repo:$version-$base_tag-$kompi_version"
-    podman tag "$work_tag" "$tag"
-    remove_replaced "$old"
-    if [ -n "$push" ]; then
-        local remote="$push/${repo##*/}:${tag##*:}"
-        log "pushing $remote"
-        podman push --quiet "${push_args[@]}" "$tag" "docker://$remote" >&2
-        tag=$remote
-    fi
-    printf '%s %s\n' "$flavor" "$tag"
+    publish "$flavor" "$work_tag" "$repo:$version-$base_tag-$kompi_version" "$old"
 }
 
 main() {
@@ -161,7 +197,10 @@ main() {
     local flavor start
     for flavor in "${flavors[@]}"; do
         start=$(date +%s)
-        build_flavor "$flavor"
+        case "$flavor" in
+            *-torch) build_training "$flavor" ;;
+            *) build_flavor "$flavor" ;;
+        esac
         phase_record "image: $flavor" "$start" "$(date +%s)"
     done
 }

@@ -36,18 +36,20 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers", "e2e: runs kompi through the Pulumi engine against a local API server (tests/e2e)"
     )
     config.addinivalue_line(
-        "markers", "real_nodes: e2e on the local cluster's real nodes (tests/e2e/node and tests/e2e/nodes)"
+        "markers", "real_nodes: e2e on the local cluster's real nodes (tests/e2e/node, nodes and training)"
     )
     config.addinivalue_line("markers", "several_nodes: e2e on a cluster of three real nodes (tests/e2e/nodes)")
+    config.addinivalue_line("markers", "training: PyTorch training on a real node of its own (tests/e2e/training)")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     e2e_dir = Path(__file__).parent / "e2e"
     # bin/test runs three e2e groups side by side as pytest runs of their own: the kwok tests, the one-node
-    # package and the three-node package. Each starts clusters of its own (tests/e2e/port_blocks.py), and
-    # each real-node package holds its nodes for the package.
+    # package, and the three-node package followed by the training package. Each starts clusters of its own
+    # (tests/e2e/port_blocks.py), and each real-node package holds its nodes for the package.
     several_nodes_dir = e2e_dir / "nodes"
-    real_node_dirs = (e2e_dir / "node", several_nodes_dir)
+    training_dir = e2e_dir / "training"
+    real_node_dirs = (e2e_dir / "node", several_nodes_dir, training_dir)
     for item in items:
         if e2e_dir in item.path.parents:
             item.add_marker(pytest.mark.e2e)
@@ -55,6 +57,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.real_nodes)
         if several_nodes_dir in item.path.parents:
             item.add_marker(pytest.mark.several_nodes)
+        if training_dir in item.path.parents:
+            item.add_marker(pytest.mark.training)
     for flag, marker in ((SKIP_CONTAINERS_FLAG, "containers"), (SKIP_E2E_FLAG, "e2e")):
         if config.getoption(flag):
             skip = pytest.mark.skip(reason=f"{marker} tests skipped by {flag}")

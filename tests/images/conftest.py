@@ -15,6 +15,7 @@ from tests.images.podman import REPO_ROOT, podman_env
 
 BUILD_SCRIPT = REPO_ROOT / "images" / "build.sh"
 FLAVORS = ("ompi4", "ompi5")
+TRAINING_FLAVORS = ("ompi4-torch", "ompi5-torch")  # PyTorch on each, about 6 GB
 REQUIRED_TOOLS = ("podman", "buildah", "runc")
 TEST_CODE_DIR = "/kompi-test"  # where the tests mount their MPI program in every pod
 
@@ -27,10 +28,10 @@ def container_tools() -> None:
         pytest.fail(f"missing {', '.join(missing)}: install them or run pytest with --skip-containers")
 
 
-def run_build(timeout: int) -> subprocess.CompletedProcess[str]:
-    """images/build.sh for every flavor; it prints one "<flavor> <image>" line each."""
+def run_build(timeout: int, flavors: tuple[str, ...] = FLAVORS) -> subprocess.CompletedProcess[str]:
+    """images/build.sh for ``flavors``; it prints one "<flavor> <image>" line each."""
     return subprocess.run(
-        [str(BUILD_SCRIPT), *FLAVORS],
+        [str(BUILD_SCRIPT), *flavors],
         capture_output=True,
         text=True,
         env={**podman_env(), "PYTHON": sys.executable},
@@ -39,17 +40,28 @@ def run_build(timeout: int) -> subprocess.CompletedProcess[str]:
     )
 
 
-@pytest.fixture(scope="session")
-def images(container_tools: None) -> dict[str, str]:
-    """Build (or reuse, when unchanged) every flavor with images/build.sh; flavor -> image tag."""
+def built(flavors: tuple[str, ...]) -> dict[str, str]:
+    """Build (or reuse, when unchanged) ``flavors`` with images/build.sh; flavor -> image tag."""
     start = time.monotonic()
-    result = run_build(timeout=1200)
+    result = run_build(timeout=1200, flavors=flavors)
     if result.returncode != 0:
         pytest.fail(f"images/build.sh failed ({result.returncode}):\n{result.stderr[-6000:]}")
     tags = dict(line.split() for line in result.stdout.splitlines() if line.strip())
     print(f"\nimages/build.sh: {tags} in {time.monotonic() - start:.1f}s")
-    assert set(tags) == set(FLAVORS)
+    assert set(tags) == set(flavors)
     return tags
+
+
+@pytest.fixture(scope="session")
+def images(container_tools: None) -> dict[str, str]:
+    """kompi's images, one per MPI flavor; flavor -> image tag."""
+    return built(FLAVORS)
+
+
+@pytest.fixture(scope="session")
+def training_images(container_tools: None) -> dict[str, str]:
+    """The training images (PyTorch and examples/training on each flavor); flavor -> image tag."""
+    return built(TRAINING_FLAVORS)
 
 
 @pytest.fixture

@@ -12,23 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.images.cluster import RunningCluster, render_cluster, running_cluster
+from tests.images.cluster import RunningCluster, render_cluster, running_cluster, write_hostfile
 from tests.images.conftest import TEST_CODE_DIR
 from tests.images.podman import exec_in
 
 pytestmark = pytest.mark.containers
 WORKERS = 3
-
-
-def write_hostfile(cluster: RunningCluster) -> str:
-    """What worker discovery will write: one ``<fqdn> slots=N`` line per worker, in ordinal order."""
-    slots = next(
-        env["value"] for env in cluster.rendered.master.container["env"] if env["name"] == "KOMPI_SLOTS_PER_WORKER"
-    )
-    text = "".join(f"{pod.fqdn} slots={slots}\n" for pod in cluster.rendered.workers)
-    result = exec_in(cluster.master, ["sh", "-c", 'cat > "$KOMPI_HOSTFILE"'], stdin=text)
-    assert result.returncode == 0, result.stderr
-    return text
 
 
 def run_allreduce(cluster: RunningCluster) -> list[dict[str, object]]:
