@@ -149,7 +149,7 @@ build_training() {
     local -a args=()
     kompi_image=$(push='' build_flavor "$mpi_flavor" | cut -d' ' -f2)  # the local image; pushed only if asked for
     torch=$(torch_version)
-    hash=$( (inputs_hash "$flavor" "$kompi_image" training scripts/pip-install.sh; cd "$here/.." && sha256sum examples/training/*.py) | sha256sum | cut -d' ' -f1)
+    hash=$( (inputs_hash "$flavor" "$kompi_image" training scripts/pip-install.sh; cd "$here/.." && sha256sum examples/training/*) | sha256sum | cut -d' ' -f1)
     work_tag="$repo:$flavor-$base_tag"
     if [ "$force" -eq 0 ] && image_exists "$work_tag" && [ "$(image_label "$work_tag" io.kompi.inputs)" = "$hash" ]; then
         log "$work_tag is up to date"

@@ -4,12 +4,13 @@
 
 Every rank trains on its shard of the data (DistributedDataParallel); rank 0 prints one line per epoch
 and writes a checkpoint after each one, so a run that was cut short resumes where it stopped. The dataset
-ships inside scikit-learn (1,797 8x8 images): nothing is downloaded. The same seed and the same number of
+ships inside scikit-learn (1,797 8x8 images): nothing is downloaded; with --data, train.py reads the copy
+that prepare.py wrote on a volume instead (kompi:dataPreparation). The same seed and the same number of
 ranks give the same losses, run after run and across a resume: the data order depends only on the seed
 and the epoch, and rank 0 hands its state to every rank.
 
-kompi's training image puts this file and kompi_torch (the process group from `mpiexec`'s environment)
-in /opt/kompi/training.
+kompi's training image puts this file, prepare.py and gpu-check.sh in /opt/kompi/training, and kompi_torch
+(the process group from `mpiexec`'s environment) on every python3's path.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import torch
 import torch.distributed as dist
 from kompi_torch import Place, init_process_group
@@ -47,6 +49,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--seed", type=int, default=0, help="weights, split and data order (default 0)")
     parser.add_argument("--threads", type=int, default=1, help="CPU threads per rank (default 1)")
     parser.add_argument("--checkpoint-dir", type=Path, help="checkpoint after every epoch, resume from it")
+    parser.add_argument("--data", type=Path, help="digits.npz from prepare.py (default: scikit-learn's own copy)")
     parser.add_argument("--min-accuracy", type=float, default=0.0, help="exit 1 if the final test accuracy is lower")
     return parser.parse_args(argv)
 
@@ -65,11 +68,15 @@ def model() -> nn.Module:
     )
 
 
-def datasets(seed: int) -> tuple[TensorDataset, TensorDataset]:
+def datasets(seed: int, data: Path | None) -> tuple[TensorDataset, TensorDataset]:
     """The digits as 1x8x8 images scaled to [0, 1], three quarters to train, the same split on every rank."""
-    digits = load_digits()
-    images = torch.tensor(digits.images / 16.0, dtype=torch.float32).unsqueeze(1)
-    labels = torch.tensor(digits.target, dtype=torch.long)
+    if data is not None:
+        with np.load(data) as prepared:
+            images, labels = torch.from_numpy(prepared["images"]), torch.from_numpy(prepared["labels"])
+    else:
+        digits = load_digits()
+        images, labels = torch.tensor(digits.images / 16.0, dtype=torch.float32), torch.tensor(digits.target)
+    images, labels = images.unsqueeze(1), labels.long()
     train_x, test_x, train_y, test_y = train_test_split(
         images, labels, test_size=0.25, random_state=seed, stratify=labels
     )
@@ -146,7 +153,7 @@ def main(argv: list[str] | None = None) -> int:
     say = print if place.rank == 0 else (lambda *_, **__: None)
     torch.manual_seed(args.seed)
 
-    train_set, test_set = datasets(args.seed)
+    train_set, test_set = datasets(args.seed, args.data)
     sampler = DistributedSampler(train_set, place.world_size, place.rank, shuffle=True, seed=args.seed)
     train_loader = DataLoader(train_set, batch_size=args.batch_size, sampler=sampler)
     test_loader = DataLoader(test_set, batch_size=256)

@@ -27,7 +27,8 @@ def shell_scripts() -> list[Path]:
         first = path.read_text(errors="replace").split("\n", 1)[0]
         return path.suffix == ".sh" or first.startswith(SHELLS)
 
-    return sorted(path for path in IMAGES.rglob("*") if path.is_file() and is_shell(path))
+    shipped = [*IMAGES.rglob("*"), *(IMAGES.parent / "examples").rglob("*")]  # examples/training goes into an image
+    return sorted(path for path in shipped if path.is_file() and is_shell(path))
 
 
 def run_tool(tool: str, *args: str) -> subprocess.CompletedProcess[str]:
@@ -37,7 +38,15 @@ def run_tool(tool: str, *args: str) -> subprocess.CompletedProcess[str]:
 def test_the_files_to_lint_are_found() -> None:
     assert {path.relative_to(IMAGES).as_posix() for path in dockerfiles()} >= {"base/Dockerfile", "cuda/Dockerfile"}
     names = {path.name for path in shell_scripts()}
-    assert names >= {"build.sh", "install.sh", "kompi-lib.sh", "kompi-worker", "kompi-master", "kompi-ready"}
+    assert names >= {
+        "build.sh",
+        "install.sh",
+        "kompi-lib.sh",
+        "kompi-worker",
+        "kompi-master",
+        "kompi-ready",
+        "gpu-check.sh",
+    }
 
 
 @pytest.mark.parametrize("dockerfile", dockerfiles(), ids=lambda path: path.parent.name)

@@ -15,7 +15,7 @@ from kompi_engine.local_cluster import LocalCluster
 from tests.e2e.live import Kubectl
 from tests.e2e.port_blocks import PortBlock
 from tests.e2e.running import running
-from tests.images.conftest import container_tools, training_images  # noqa: F401  (fixtures: build the image)
+from tests.images.conftest import built, container_tools  # noqa: F401  (fixture: podman and buildah are there)
 
 FLAVOR = "ompi5-torch"
 # a rank imports torch (about 400 MB resident): room for one rank per worker; the master only launches
@@ -29,8 +29,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 @pytest.fixture(scope="package")
-def training_image(training_images: dict[str, str]) -> str:  # noqa: F811
-    return training_images[FLAVOR]
+def training_image(container_tools: None) -> str:  # noqa: F811
+    """The Open MPI 5 training image (built, or reused when unchanged)."""
+    return built((FLAVOR,))[FLAVOR]
 
 
 @pytest.fixture(scope="package")
