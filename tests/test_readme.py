@@ -5,12 +5,14 @@ from __future__ import annotations
 import asyncio
 
 import pulumi
+import yaml
 
 from kompi_components.config.reference import END, START, config_table, rows
 from kompi_components.config.schema import KompiConfig
 from tests.pulumi_mocks import RecordingMocks, RecordingMonitor
 from tests.readme_blocks import README, blocks
 from tests.stacks import REPO
+from tests.training_run import parse
 
 
 def test_readme_config_table_is_the_one_generated_from_the_schema() -> None:
@@ -62,3 +64,16 @@ def test_the_python_example_runs_as_written() -> None:
     assert workers.inputs["spec"]["replicas"] == 4
     assert workers.provider.split("::")[3] == "gpu-cluster"
     assert first_job == ["kubectl exec -n ml-team train-master-0 -c mpi -- mpiexec -n 32 hostname"]
+
+
+def test_the_training_section_shows_a_whole_run_of_the_train_stack() -> None:
+    """The output shown is a run as tests/training_run.py reads real ones: the train stack's two workers, every
+    epoch of train.py's default 20, an accuracy the tests also demand; and the command names the stack's pod."""
+    (command, output) = (blocks("Run a training job", "sh")[0], blocks("Run a training job", "")[0])
+    run = parse(output)
+    stack = yaml.safe_load((REPO / "Pulumi.train.yaml").read_text())["config"]
+    assert (run.ranks, run.hosts) == (stack["kompi:workers"], stack["kompi:workers"])
+    assert [epoch.number for epoch in run.epochs] == list(range(1, 21))
+    assert run.final_accuracy is not None and run.final_accuracy >= 0.9
+    assert f"-n {stack['kompi:namespace']} {stack['kompi:clusterName']}-master-0" in command
+    assert "/checkpoints/" in command and stack["kompi:dataVolumes"][0]["mountPath"] == "/checkpoints"
