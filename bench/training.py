@@ -43,9 +43,10 @@ TRAINING_IMAGES = 1347  # the digits' training split (train.py: three quarters o
 POD = {"resources": {"requests": {"cpu": "100m", "memory": "256Mi"}, "limits": {"memory": "2Gi"}}}
 
 
-def image_tag() -> str:
+def training_image() -> str:
+    """The Open MPI 5 training image in podman's store, for the torch version pinned."""
     torch = next(line.split("==")[1] for line in REQUIREMENTS.read_text().splitlines() if line.startswith("torch=="))
-    return next(tag for tag in kompi_images() if tag.endswith(f"-torch{torch}") and tag.split(":")[1].startswith("5."))
+    return next(name for name in kompi_images() if name.endswith(f"-torch{torch}") and ":5." in name)
 
 
 def training_venv() -> Path:
@@ -91,7 +92,7 @@ def main() -> int:
     options = parser.parse_args()
     args = ["--epochs", str(options.epochs), "--threads", "1"]
     build_engine()
-    venv, mpi, image = training_venv(), native("ompi5"), f"localhost/kompi:{image_tag()}"
+    venv, mpi, image = training_venv(), native("ompi5"), training_image()
     with real_node_cluster(PortBlock.BENCH_TRAINING, image) as (cluster, root):
         project = Project.copy_of("train", root / "train", cluster.kubeconfig)
         workers = max(options.ranks)

@@ -8,6 +8,7 @@ kompi's local repository (localhost/kompi) that podman does not have yet is buil
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import tempfile
@@ -29,11 +30,13 @@ class NoRealNode(RuntimeError):
 
 
 def flavor_of(image_tag: str) -> str:
-    """images/build.sh's flavor of a kompi image tag (4.1.4-bookworm-0.1.0: ompi4, 5.0.11-...: ompi5)."""
+    """images/build.sh's flavor of a kompi image tag (4.1.4-bookworm-0.1.0: ompi4, 5.0.11-...: ompi5, and a
+    training image's 5.0.11-bookworm-0.1.0-torch2.15.0: ompi5-torch)."""
     major = image_tag.split(".", 1)[0]
     if major not in ("4", "5"):
         raise NoRealNode(f"kompi:imageTag {image_tag} is no tag images/build.sh makes (4.x-... or 5.x-...)")
-    return f"ompi{major}"
+    training = re.search(r"-torch[0-9.]+$", image_tag) is not None
+    return f"ompi{major}-torch" if training else f"ompi{major}"
 
 
 def ensure_image(config: KompiConfig, say: Callable[[str], None]) -> tuple[str, ...] | None:

@@ -6,6 +6,7 @@ node of its own, held for this package only, and not into the node of tests/e2e/
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -38,15 +39,17 @@ def training_image(container_tools: None) -> str:  # noqa: F811
 def training_cluster(
     engine_bin: Path, training_image: str, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[LocalCluster]:
+    state = tmp_path_factory.mktemp("training-node-cluster")
     local = LocalCluster(
-        state=tmp_path_factory.mktemp("training-node-cluster"),
-        bin=engine_bin,
-        ports=PortBlock.TRAINING.ports,
-        real_node=True,
-        node_images=(training_image,),
+        state=state, bin=engine_bin, ports=PortBlock.TRAINING.ports, real_node=True, node_images=(training_image,)
     )
-    with running(local, print):
-        yield local
+    try:
+        with running(local, print):
+            yield local
+    finally:
+        # containerd's copy of the image (12 GB: its layers and their snapshot) goes too; pytest would keep it
+        # with its last three runs' temporary directories
+        shutil.rmtree(state, ignore_errors=True)
 
 
 @pytest.fixture(scope="package")
