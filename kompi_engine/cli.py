@@ -124,7 +124,7 @@ def _use_engine_binaries() -> None:
 
 def _ensure_local_cluster(config: KompiConfig, node: NodeChoice) -> None:
     from kompi_engine.build import build_engine, is_built
-    from kompi_engine.first_node import choose
+    from kompi_engine.first_node import choose, ensure_image
     from kompi_engine.local_cluster import LocalCluster
 
     if not is_built():
@@ -137,6 +137,11 @@ def _ensure_local_cluster(config: KompiConfig, node: NodeChoice) -> None:
         nodes = "one real node" if real else "kwok's nodes"
         _say(f"starting a local cluster in {cluster.state} ({nodes})")
         cluster.up(_say)
+    elif (nodes_running := cluster.running_nodes()) and (images := ensure_image(config, _say)):
+        # a running cluster's real nodes get the stack's image if they lack it (`local up` loads no training
+        # image): else its pods could not start
+        for real_node in nodes_running:
+            real_node.load(images, _say)
     os.environ["KUBECONFIG"] = str(cluster.kubeconfig)
     _say(f"KUBECONFIG={cluster.kubeconfig}")
     if not cluster.node.processes.running():

@@ -8,7 +8,6 @@ kompi's local repository (localhost/kompi) that podman does not have yet is buil
 
 from __future__ import annotations
 
-import re
 import shutil
 import subprocess
 import tempfile
@@ -17,7 +16,7 @@ from pathlib import Path
 from typing import Literal
 
 from kompi_components.config.schema import KompiConfig
-from kompi_engine.node_images import KOMPI_REPOSITORY
+from kompi_engine.node_images import KOMPI_REPOSITORY, is_training_image
 from kompi_engine.real_node import RealNode, RealNodeError
 
 NodeChoice = Literal["auto", "kwok", "real"]
@@ -35,8 +34,7 @@ def flavor_of(image_tag: str) -> str:
     major = image_tag.split(".", 1)[0]
     if major not in ("4", "5"):
         raise NoRealNode(f"kompi:imageTag {image_tag} is no tag images/build.sh makes (4.x-... or 5.x-...)")
-    training = re.search(r"-torch[0-9.]+$", image_tag) is not None
-    return f"ompi{major}-torch" if training else f"ompi{major}"
+    return f"ompi{major}-torch" if is_training_image(image_tag) else f"ompi{major}"
 
 
 def ensure_image(config: KompiConfig, say: Callable[[str], None]) -> tuple[str, ...] | None:

@@ -118,7 +118,7 @@ class LocalCluster:
     ports: Ports = field(default_factory=Ports)
     nodes: FakeNodes = field(default_factory=FakeNodes)
     real_node: bool = False  # real nodes (kubelet, containerd) instead of kwok's fake ones
-    node_images: tuple[str, ...] | None = None  # images the real nodes get (default: every localhost/kompi)
+    node_images: tuple[str, ...] | None = None  # images for the real nodes (default: all but training images)
     real_nodes: int = 1  # how many, with real_node
     mtu: int = DEFAULT_MTU  # of the link between the real nodes
 
@@ -455,6 +455,10 @@ class LocalCluster:
         count = max([self.real_nodes, *(index + 1 for index in indexes)])
         nodes = [RealNode(self.state, self.bin, self.ports.apiserver, SERVICE_IP, i, count, self.mtu) for i in indexes]
         return [node for node in reversed(nodes) if node.in_use()]
+
+    def running_nodes(self) -> list[RealNode]:
+        """The real nodes of this state directory whose processes run now, node 0 first."""
+        return [node for node in reversed(self._started_nodes()) if node.processes.running()]
 
     def down(self) -> list[str]:
         """Stop exactly the processes `up` started, clients first; returns their names."""

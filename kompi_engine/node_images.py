@@ -49,6 +49,12 @@ def write_pause_archive(binary: Path, archive: Path) -> None:
             tar.addfile(info, io.BytesIO(data))
 
 
+def is_training_image(name: str) -> bool:
+    """A training image (images/build.sh ompiN-torch), by its tag (5.0.11-bookworm-0.1.0-torch2.15.0) or its
+    working tag (ompi5-torch-bookworm)."""
+    return "-torch" in name.rpartition(":")[2]
+
+
 def kompi_images() -> dict[str, str]:
     """Every localhost/kompi tag in the podman store, with its image id."""
     result = subprocess.run(

@@ -221,14 +221,10 @@ class RealNode:
 
     # ------------------------------------------------------------------ up
     def up(self, log: Callable[[str], None], image_names: Sequence[str] | None = None) -> None:
-        """Start the node with ``image_names`` loaded (default: every localhost/kompi image podman has)."""
+        """Start the node with ``image_names`` loaded (default: every localhost/kompi image podman has but the
+        training images, 6 GB each: `up --local` of a stack that names one loads it)."""
         self.check_host()
-        images = node_images.kompi_images()
-        if image_names is not None:
-            missing = sorted(set(image_names) - set(images))
-            if missing:
-                raise RealNodeError(f"no image {', '.join(missing)} in podman's store: build it with images/build.sh")
-            images = {name: images[name] for name in image_names}
+        images = self._from_podman(image_names)
         if self.netns_path.exists():
             raise RealNodeError(f"network namespace {self.addresses.netns} exists: bin/kompi local down first")
         if not self.fabric.exists():
@@ -362,6 +358,21 @@ class RealNode:
         self.processes.start("registry-proxy-host", ["socat", host_side, f"UNIX-CONNECT:{socket}"])
         self._wait("registry", 30, registry.answers)
         log(registry.usage())
+
+    def load(self, image_names: Sequence[str], log: Callable[[str], None]) -> None:
+        """Load ``image_names`` from podman's store into this running node; those it has are not loaded again."""
+        self._load_images(self._from_podman(image_names), log)
+
+    @staticmethod
+    def _from_podman(image_names: Sequence[str] | None) -> dict[str, str]:
+        """Name -> podman image id of ``image_names``, or of every kompi image but the training ones."""
+        images = node_images.kompi_images()
+        if image_names is None:
+            return {name: image_id for name, image_id in images.items() if not node_images.is_training_image(name)}
+        missing = sorted(set(image_names) - set(images))
+        if missing:
+            raise RealNodeError(f"no image {', '.join(missing)} in podman's store: build it with images/build.sh")
+        return {name: images[name] for name in image_names}
 
     def _load_images(self, images: dict[str, str], log: Callable[[str], None]) -> None:
         """The pause image and ``images`` (name -> podman image id); an image already loaded with the same
