@@ -160,14 +160,14 @@ def main(argv: list[str] | None = None) -> int:
     net = model().to(place.device)
     optimizer = torch.optim.SGD(net.parameters(), lr=args.lr, momentum=0.9)
 
-    start_epoch = 0
+    start_epoch, train_loss = 0, float("nan")
     if args.checkpoint_dir is not None and place.rank == 0:
         args.checkpoint_dir.mkdir(parents=True, exist_ok=True)
     checkpoint = load_checkpoint(args.checkpoint_dir, place)
     if checkpoint is not None:
         net.load_state_dict(checkpoint["model"])
         optimizer.load_state_dict(checkpoint["optimizer"])
-        start_epoch = checkpoint["epoch"]
+        start_epoch, train_loss = checkpoint["epoch"], checkpoint["train_loss"]
         say(f"resumed from {args.checkpoint_dir / CHECKPOINT} after epoch {start_epoch}")
     net = DistributedDataParallel(net)  # broadcasts rank 0's weights to every rank
     hosts: list[str | None] = [None] * place.world_size
@@ -178,7 +178,6 @@ def main(argv: list[str] | None = None) -> int:
         f"{len(set(hosts))} hosts ({place.backend} on {place.device.type}), {args.batch_size} images per rank and step"
     )
     say(HEADER)
-    test_loss = test_accuracy = train_loss = float("nan")
     for epoch in range(start_epoch, args.epochs):
         began = time.perf_counter()
         sampler.set_epoch(epoch)
@@ -187,9 +186,14 @@ def main(argv: list[str] | None = None) -> int:
         seconds = time.perf_counter() - began
         say(ROW.format(epoch + 1, train_loss, train_accuracy, test_loss, test_accuracy, seconds))
         if args.checkpoint_dir is not None and place.rank == 0:
-            state = {"epoch": epoch + 1, "model": net.module.state_dict(), "optimizer": optimizer.state_dict()}
+            state = {
+                "epoch": epoch + 1,
+                "train_loss": train_loss,
+                "model": net.module.state_dict(),
+                "optimizer": optimizer.state_dict(),
+            }
             save_atomically(args.checkpoint_dir / CHECKPOINT, lambda path, state=state: torch.save(state, path))
-    if start_epoch >= args.epochs:
+    if start_epoch >= args.epochs:  # nothing left to train: the checkpoint's model, evaluated
         test_loss, test_accuracy = evaluate(net, test_loader, place).over_all_ranks(place.device)
 
     say(f"final: test accuracy {test_accuracy:.4f}, train loss {train_loss:.6f} after {args.epochs} epochs")

@@ -1,6 +1,6 @@
 """The training image on each MPI flavour: `mpiexec` alone starts PyTorch's DistributedDataParallel across
 kompi's containers (no torchrun), the example learns the digits, and a run resumed from its checkpoint ends
-exactly where an uninterrupted one does."""
+exactly where an uninterrupted one does (and one started again once finished reports the same)."""
 
 from __future__ import annotations
 
@@ -33,6 +33,7 @@ def test_two_workers_learn_the_digits_and_a_resumed_run_ends_as_an_uninterrupted
         whole = train(cluster.master, "--epochs", str(EPOCHS), "--checkpoint-dir", "/tmp/whole")
         first_half = train(cluster.master, "--epochs", str(EPOCHS // 2), "--checkpoint-dir", "/tmp/halves")
         second_half = train(cluster.master, "--epochs", str(EPOCHS), "--checkpoint-dir", "/tmp/halves")
+        nothing_left = train(cluster.master, "--epochs", str(EPOCHS), "--checkpoint-dir", "/tmp/halves")
     print(f"\n{flavor}: {whole.final_line}; {sum(e.seconds for e in whole.epochs):.1f} s of epochs")
     assert (whole.ranks, whole.hosts, whole.backend, whole.device) == (2, 2, "gloo", "cpu")
     assert [epoch.number for epoch in whole.epochs] == list(range(1, EPOCHS + 1))
@@ -41,3 +42,6 @@ def test_two_workers_learn_the_digits_and_a_resumed_run_ends_as_an_uninterrupted
     assert second_half.resumed_after == EPOCHS // 2
     assert [epoch.number for epoch in second_half.epochs] == list(range(EPOCHS // 2 + 1, EPOCHS + 1))
     assert second_half.final_line == whole.final_line
+    # a finished run started again trains nothing and reports the checkpoint's model as it was
+    assert (nothing_left.resumed_after, nothing_left.epochs) == (EPOCHS, [])
+    assert nothing_left.final_line == whole.final_line
