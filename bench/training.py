@@ -33,6 +33,7 @@ from kompi_engine.build import build_engine
 from kompi_engine.node_images import kompi_images
 from tests.e2e.live import Kubectl
 from tests.e2e.node.faults import Stack
+from tests.e2e.node.mpi import run_in
 from tests.e2e.port_blocks import PortBlock
 from tests.e2e.project import Project
 from tests.training_run import TRAIN_SCRIPT, TrainingRun, parse
@@ -74,11 +75,7 @@ def native_run(mpi: NativeMPI, venv: Path, ranks: int, args: list[str]) -> Train
 
 def kompi_run(stack: Stack, ranks: int, args: list[str]) -> TrainingRun:
     command = ["mpiexec", "-n", str(ranks), "python3", TRAIN_SCRIPT, *args]
-    result = subprocess.run(
-        [str(stack.kubectl.binary), "--kubeconfig", str(stack.kubectl.kubeconfig), "exec", "-n", stack.namespace,
-         stack.master, "-c", "mpi", "--", *command],
-        capture_output=True, text=True, timeout=600, check=False,
-    )  # fmt: skip
+    result = run_in(stack.kubectl, stack.namespace, stack.master, *command, timeout=600)
     if result.returncode != 0:
         raise RuntimeError(f"kompi run at {ranks} ranks failed:\n{result.stderr[-3000:]}")
     return parse(result.stdout)
