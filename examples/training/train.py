@@ -16,6 +16,7 @@ kompi's training image puts this file, prepare.py and gpu-check.sh in /opt/kompi
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import socket
@@ -150,7 +151,8 @@ def main(argv: list[str] | None = None) -> int:
     torch.set_num_threads(args.threads)
     torch.use_deterministic_algorithms(True)
     place = init_process_group()
-    say = print if place.rank == 0 else (lambda *_, **__: None)
+    # rank 0 speaks, a line at a time: `kubectl logs` and a watcher see each epoch as it ends
+    say = functools.partial(print, flush=True) if place.rank == 0 else (lambda *_, **__: None)
     torch.manual_seed(args.seed)
 
     train_set, test_set = datasets(args.seed, args.data)

@@ -140,7 +140,9 @@ def test_a_worker_lost_mid_training_fails_the_run_and_the_next_run_resumes(
 
     stack.every_worker_ready()  # the StatefulSet made the worker again; the hostfile lists it
     resumed = train(stack, "--epochs", str(reached + 3), "--checkpoint-dir", f"{CHECKPOINTS}/lost")
-    assert resumed.resumed_after is not None and reached - 1 <= resumed.resumed_after <= reached
+    # the checkpoint of the last epoch printed, or of the one before (killed between the line and the file), or
+    # of the one after (its line still on its way when mpiexec ended)
+    assert resumed.resumed_after is not None and reached - 1 <= resumed.resumed_after <= reached + 1
     assert [epoch.number for epoch in resumed.epochs] == list(range(resumed.resumed_after + 1, reached + 4))
     assert resumed.final_line is not None
 
