@@ -169,8 +169,8 @@ def test_a_one_shot_job_that_lost_a_worker_fails_and_keeps_the_workers(
     def logs() -> str:
         return node_kubectl.run("logs", "-n", namespace, f"job/{job}", "-c", "mpi", check=False).stdout
 
+    # each rank prints its line after the first allreduce: every rank is connected and in its loop
     wait_until("every rank running", lambda: all(f"rank {rank} on " in logs() for rank in range(WORKERS)), 300)
-    time.sleep(1)
     fault = time.monotonic()
     node_kubectl.run("delete", "pod", "kompi-dev-worker-1", "-n", namespace, "--wait=false")
     wait_until("the one-shot Job finished", lambda: job_finished(node_kubectl, namespace, job), EXIT_WITHIN + 30)
