@@ -1,4 +1,5 @@
-"""The stack configs in the repository and a config that turns on every feature."""
+"""The stack configs in the repository and the configs beside them that the tests and goldens share: every
+feature, one-shot, host networking, a component's args and the defaults."""
 
 from __future__ import annotations
 
@@ -76,4 +77,32 @@ ONE_SHOT: dict[str, object] = EVERY_FEATURE | {
     "oneShot": {"enabled": True, "command": "mpiexec python3 /repo/train.py", "timeoutSeconds": 300},
     # The one-shot master runs no sshd, so it cannot be a compute node.
     "masterPod": EVERY_FEATURE["masterPod"] | {"compute": False},  # type: ignore[operator]
+}
+
+# KompiCluster's args in tests/api, as stack config (kompi:* keys) for a cluster named train
+COMPONENT: dict[str, object] = {
+    "clusterName": "train",
+    "namespace": "ml",
+    "createNamespace": False,
+    "workers": 3,
+    "image": "registry.example.com/ml/kompi",
+    "imageTag": "4.1.4-bookworm-0.1.0",
+    "workerPod": {"nodeSelector": {"pool": "gpu"}, "resources": {"requests": {"cpu": "2"}}},
+    "dataVolumes": [{"name": "train", "size": "1Gi", "mountPath": "/train"}],
+    "dataPreparation": {"command": ["python3", "/prepare.py"]},
+}
+
+# The same on the nodes' network (no NetworkPolicy: it cannot select host-network pods)
+HOST_NETWORK: dict[str, object] = COMPONENT | {
+    "hostNetwork": {"enabled": True, "mpiInterfaces": "ens5"},
+    "networkPolicy": {"enabled": False},
+}
+
+# Configs that are no stack file, by the name of their golden render (tests/golden/NAME.yaml)
+CONFIGS: dict[str, dict[str, object]] = {
+    "every-feature": EVERY_FEATURE,
+    "one-shot": ONE_SHOT,
+    "host-network": HOST_NETWORK,
+    "component": COMPONENT,
+    "defaults": {},
 }

@@ -11,7 +11,7 @@ import pytest
 
 from kompi_components.api import ClusterArgs, InvalidArgs, KompiCluster
 from kompi_components.config.args_source import args_module_source
-from kompi_components.render import render_objects
+from tests.golden import golden_objects
 from tests.program.parity import by_identity
 from tests.pulumi_mocks import KUBERNETES_PREFIX, RecordingMocks, registered_manifests, run_body, unwrap_secrets
 from tests.stacks import REPO
@@ -26,18 +26,6 @@ TRAIN: ClusterArgs = {
     "worker_pod": {"node_selector": {"pool": "gpu"}, "resources": {"requests": {"cpu": "2"}}},
     "data_volumes": [{"name": "train", "size": "1Gi", "mount_path": "/train"}],
     "data_preparation": {"command": ["python3", "/prepare.py"]},
-}
-# TRAIN as stack config (kompi:* keys) for a cluster named train
-TRAIN_CONFIG: dict[str, Any] = {
-    "clusterName": "train",
-    "namespace": "ml",
-    "createNamespace": False,
-    "workers": 3,
-    "image": "registry.example.com/ml/kompi",
-    "imageTag": "4.1.4-bookworm-0.1.0",
-    "workerPod": {"nodeSelector": {"pool": "gpu"}, "resources": {"requests": {"cpu": "2"}}},
-    "dataVolumes": [{"name": "train", "size": "1Gi", "mountPath": "/train"}],
-    "dataPreparation": {"command": ["python3", "/prepare.py"]},
 }
 
 
@@ -56,9 +44,8 @@ def test_the_args_module_is_the_one_generated_from_the_config_schema() -> None:
     )
 
 
-def test_plain_args_create_what_the_render_of_the_same_config_prints() -> None:
-    rendered = by_identity(render_objects(TRAIN_CONFIG))
-    assert _manifests(_cluster("train", TRAIN)) == rendered
+def test_plain_args_create_the_golden_objects_of_the_same_config() -> None:
+    assert _manifests(_cluster("train", TRAIN)) == by_identity(golden_objects("component"))
 
 
 def test_namespace_and_image_from_outputs_create_the_same_objects_as_plain_values() -> None:
@@ -159,14 +146,10 @@ def test_stacks_made_by_kompi_0_1_0_keep_their_objects_through_aliases() -> None
     assert all(r.aliases == [] for r in other.registrations)
 
 
-def test_host_network_args_create_what_the_render_of_the_same_config_prints() -> None:
+def test_host_network_args_create_the_golden_objects_of_the_same_config() -> None:
     args = TRAIN | {"host_network": {"enabled": True, "mpi_interfaces": "ens5"}, "network_policy": {"enabled": False}}
-    config = TRAIN_CONFIG | {
-        "hostNetwork": {"enabled": True, "mpiInterfaces": "ens5"},
-        "networkPolicy": {"enabled": False},
-    }
     manifests = _manifests(_cluster("train", args))  # type: ignore[arg-type]
-    assert manifests == by_identity(render_objects(config))
+    assert manifests == by_identity(golden_objects("host-network"))
     assert manifests[("StatefulSet", "train-worker")]["spec"]["template"]["spec"]["hostNetwork"] is True
 
 
