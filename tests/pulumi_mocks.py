@@ -41,6 +41,7 @@ class Registration:
     dependencies: list[str] = field(default_factory=list)
     provider: str = ""
     aliases: list[str] = field(default_factory=list)  # the names of its aliases
+    options: dict[str, Any] = field(default_factory=dict)  # the resource options it was given (those set)
 
 
 @dataclass
@@ -85,7 +86,26 @@ class RecordingMonitor(MockMonitor):
             registration.dependencies = list(request.dependencies)
             registration.provider = request.provider
             registration.aliases = [alias.spec.name for alias in request.aliases if alias.spec.name]
+            registration.options = resource_options(request)
         return response
+
+
+def resource_options(request: Any) -> dict[str, Any]:
+    """The options of a RegisterResourceRequest that were set: what retains, protects or ignores."""
+    timeouts = request.customTimeouts
+    options = {
+        "protect": request.protect,
+        "retainOnDelete": request.retainOnDelete,
+        "deleteBeforeReplace": request.deleteBeforeReplace,
+        "ignoreChanges": sorted(request.ignoreChanges),
+        "replaceOnChanges": sorted(request.replaceOnChanges),
+        "additionalSecretOutputs": sorted(request.additionalSecretOutputs),
+        "customTimeouts": {
+            key: getattr(timeouts, key) for key in ("create", "update", "delete") if getattr(timeouts, key)
+        },
+        "deletedWith": request.deletedWith,
+    }
+    return {key: value for key, value in options.items() if value}
 
 
 def run_body(body: Callable[[], Any], mocks: RecordingMocks | None = None, stack: str = "test") -> RecordingMocks:

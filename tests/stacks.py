@@ -88,7 +88,7 @@ COMPONENT: dict[str, object] = {
     "image": "registry.example.com/ml/kompi",
     "imageTag": "4.1.4-bookworm-0.1.0",
     "workerPod": {"nodeSelector": {"pool": "gpu"}, "resources": {"requests": {"cpu": "2"}}},
-    "dataVolumes": [{"name": "train", "size": "1Gi", "mountPath": "/train"}],
+    "dataVolumes": [{"name": "train", "size": "1Gi", "mountPath": "/train", "retain": True}],
     "dataPreparation": {"command": ["python3", "/prepare.py"]},
 }
 

@@ -24,7 +24,7 @@ TRAIN: ClusterArgs = {
     "image": "registry.example.com/ml/kompi",
     "image_tag": "4.1.4-bookworm-0.1.0",
     "worker_pod": {"node_selector": {"pool": "gpu"}, "resources": {"requests": {"cpu": "2"}}},
-    "data_volumes": [{"name": "train", "size": "1Gi", "mount_path": "/train"}],
+    "data_volumes": [{"name": "train", "size": "1Gi", "mount_path": "/train", "retain": True}],
     "data_preparation": {"command": ["python3", "/prepare.py"]},
 }
 
