@@ -8,15 +8,21 @@ import yaml
 
 from kompi_components.config import load_config
 from kompi_components.manifests.cluster import build_cluster
-from kompi_components.manifests.meta import Manifest
+from kompi_components.manifests.meta import KubeObject, Manifest
 from kompi_components.ssh_identity import placeholder_secret_data
 from kompi_components.stack_files import read_stack_config
 
 
-def render_objects(raw_config: dict[str, str]) -> list[Manifest]:
-    """The objects for ``raw_config`` (``kompi:*`` keys); key material is replaced by placeholders."""
+def planned_objects(raw_config: dict[str, str]) -> list[KubeObject]:
+    """The objects for ``raw_config`` (``kompi:*`` keys) with their Pulumi options; key material is replaced
+    by placeholders."""
     config = load_config(raw_config)
     return build_cluster(config, placeholder_secret_data(config.ssh_key_version)).all()
+
+
+def render_objects(raw_config: dict[str, str]) -> list[Manifest]:
+    """The manifests of planned_objects: what `render` prints."""
+    return [item.manifest for item in planned_objects(raw_config)]
 
 
 def render_stack(project_dir: Path, stack: str) -> list[Manifest]:

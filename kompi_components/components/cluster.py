@@ -16,7 +16,7 @@ from kompi_components.components.ssh_identity import SshIdentity
 from kompi_components.config.schema import KompiConfig
 from kompi_components.kube.access import ClusterAccess
 from kompi_components.manifests.cluster import ClusterObjects, build_cluster
-from kompi_components.manifests.meta import Manifest
+from kompi_components.manifests.meta import KubeObject, Manifest
 from kompi_components.manifests.pod import MPI_CONTAINER
 from kompi_components.manifests.preparation import job_name, spec_hash
 from kompi_components.naming import Names, cluster_names
@@ -80,7 +80,7 @@ class KompiCluster(pulumi.ComponentResource):
         patterns = known(names.known_host_patterns())
         identity = SshIdentity(f"{name}-ssh", names, config.ssh_key_version, child, known_hosts=patterns)
         objects = build_cluster(config, identity.secret_data)
-        known.claims = objects.data
+        known.claims = [claim.manifest for claim in objects.data]
 
         # Everything lives in the namespace, so it comes first when kompi creates it.
         namespace: list[pulumi.Resource] = []
@@ -126,11 +126,11 @@ class KompiCluster(pulumi.ComponentResource):
         self,
         type_name: str,
         name: str,
-        manifests: list[Manifest],
+        objects: list[KubeObject],
         depends_on: list[pulumi.Resource] | None = None,
         ordered: bool = False,
     ) -> ObjectGroup:
-        return ObjectGroup(type_name, name, manifests, self, depends_on, ordered, naming=self._naming)
+        return ObjectGroup(type_name, name, objects, self, depends_on, ordered, naming=self._naming)
 
     def _rolled(self, group: ObjectGroup) -> StatefulSetRollout | None:
         """Each StatefulSet of the group gets the step that rolls all its pods at once and waits for them

@@ -17,21 +17,22 @@ import pulumi
 import pulumi.dynamic
 
 from kompi_components.impact.classify import REPLACED_WHEN_CHANGED, get_path, holds_claims
-from kompi_components.manifests.meta import Manifest
+from kompi_components.manifests.meta import KubeObject
 
 CLAIM_KINDS = ("PersistentVolumeClaim", "StatefulSet")
 
 
-def claim_identities(manifests: list[Manifest]) -> dict[str, dict[str, Any]]:
+def claim_identities(objects: list[KubeObject]) -> dict[str, dict[str, Any]]:
     """For each claim or StatefulSet: whether deleting it deletes claims, and the fields whose change
     would replace it."""
     identities = {}
-    for manifest in manifests:
+    for item in objects:
+        manifest = item.manifest
         if manifest["kind"] in CLAIM_KINDS:
             meta = manifest["metadata"]
             fields = {path: get_path(manifest, path) for path in REPLACED_WHEN_CHANGED[manifest["kind"]]}
             key = f"{manifest['kind']} {meta['namespace']}/{meta['name']}"
-            identities[key] = {"deletesClaims": holds_claims(manifest), "fields": fields}
+            identities[key] = {"deletesClaims": holds_claims(item), "fields": fields}
     return identities
 
 

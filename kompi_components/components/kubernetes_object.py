@@ -9,8 +9,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from kompi_components.components.inputs import holds_stand_in
-from kompi_components.manifests.meta import Manifest, retained_on_delete
-from kompi_components.manifests.oneshot import replicas_ignored
+from kompi_components.manifests.meta import Manifest, ObjectOptions
 
 _RESOURCE_CLASSES: dict[tuple[str, str], Any] = {
     ("v1", "Namespace"): k8s.core.v1.Namespace,
@@ -48,14 +47,14 @@ def logical_name(owner: str, manifest: Manifest) -> str:
     return f"{owner}-{manifest['kind'].lower()}-{name}"
 
 
-def create_object(name: str, manifest: Manifest, opts: pulumi.ResourceOptions) -> pulumi.CustomResource:
-    """``manifest`` may hold Outputs (values known only during `up`)."""
-    if retained_on_delete(manifest):
-        # Pulumi forgets the object on `destroy` (or replacement) instead of deleting it.
+def create_object(
+    name: str, manifest: Manifest, opts: pulumi.ResourceOptions, options: ObjectOptions
+) -> pulumi.CustomResource:
+    """``manifest`` may hold Outputs (values known only during `up`); ``options`` are the object's own."""
+    if options.retain_on_delete:
         opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(retain_on_delete=True))
-    if replicas_ignored(manifest):
-        # One-shot mode with release: the Job's pod owns the worker count after creation.
-        opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(ignore_changes=["spec.replicas"]))
+    if options.ignore_changes:
+        opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(ignore_changes=list(options.ignore_changes)))
     api_version, kind = manifest["apiVersion"], manifest["kind"]
     fields = {_snake(key): value for key, value in manifest.items() if key not in ("apiVersion", "kind")}
     resource_class = _RESOURCE_CLASSES.get((api_version, kind))

@@ -8,7 +8,7 @@ from typing import Any
 import pulumi
 
 from kompi_components.components.kubernetes_object import create_object, legacy_name, logical_name
-from kompi_components.manifests.meta import Manifest
+from kompi_components.manifests.meta import KubeObject, Manifest
 
 
 class ObjectGroup(pulumi.ComponentResource):
@@ -21,7 +21,7 @@ class ObjectGroup(pulumi.ComponentResource):
         self,
         type_name: str,
         name: str,
-        manifests: list[Manifest],
+        objects: list[KubeObject],
         parent: pulumi.Resource,
         depends_on: list[pulumi.Resource] | None = None,
         ordered: bool = False,
@@ -31,14 +31,14 @@ class ObjectGroup(pulumi.ComponentResource):
         """``ordered``: each object waits for the ones before it (RBAC before the pod that uses it)."""
         super().__init__(f"kompi:index:{type_name}", name, None, pulumi.ResourceOptions(parent=parent))
         # Children do not inherit a component's dependencies: each object waits for them itself.
-        self.manifests = [naming.known(manifest) for manifest in manifests]
+        self.manifests = [naming.known(item.manifest) for item in objects]
         self.resources = []
-        for manifest, known in zip(manifests, self.manifests, strict=True):
+        for item, known in zip(objects, self.manifests, strict=True):
             before = self.resources if ordered else []
-            opts = pulumi.ResourceOptions(
-                parent=self, depends_on=[*(depends_on or []), *before], aliases=naming.aliases(legacy_name(manifest))
-            )
-            self.resources.append(create_object(logical_name(naming.owner, manifest), known, opts))
+            aliases = naming.aliases(legacy_name(item.manifest))
+            opts = pulumi.ResourceOptions(parent=self, depends_on=[*(depends_on or []), *before], aliases=aliases)
+            name = logical_name(naming.owner, item.manifest)
+            self.resources.append(create_object(name, known, opts, item.options))
         listed = [pulumi.Output.concat(m["kind"], "/", m["metadata"]["name"]) for m in self.manifests]
         self.register_outputs({"objects": listed})
 

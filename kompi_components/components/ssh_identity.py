@@ -9,7 +9,7 @@ import pulumi
 import pulumi_random as random
 
 from kompi_components.components.kubernetes_object import create_object, legacy_name, logical_name
-from kompi_components.manifests.meta import Manifest
+from kompi_components.manifests.meta import KubeObject
 from kompi_components.naming import Names
 
 if TYPE_CHECKING:
@@ -49,10 +49,11 @@ class SshIdentity(pulumi.ComponentResource):
         # The public key is not secret, though it is derived from a secret seed.
         self.public_key = pulumi.Output.unsecret(files.apply(lambda f: f.client_public))
 
-    def store(self, manifest: Manifest, depends_on: list[pulumi.Resource], naming: Naming) -> pulumi.CustomResource:
+    def store(self, secret: KubeObject, depends_on: list[pulumi.Resource], naming: Naming) -> pulumi.CustomResource:
         """Create the Secret (built from ``secret_data`` by kompi.manifests) as a child."""
+        manifest = secret.manifest
         aliases = naming.aliases(legacy_name(manifest))
         opts = pulumi.ResourceOptions(parent=self, depends_on=depends_on, aliases=aliases)
-        secret = create_object(logical_name(naming.owner, manifest), naming.known(manifest), opts)
+        created = create_object(logical_name(naming.owner, manifest), naming.known(manifest), opts, secret.options)
         self.register_outputs({"publicKey": self.public_key})
-        return secret
+        return created

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from kompi_components.manifests.meta import Manifest, retained_on_delete
+from kompi_components.manifests.meta import KubeObject, Manifest
 
 
 class Impact(enum.IntEnum):
@@ -79,9 +79,11 @@ def _identity(manifest: Manifest) -> tuple[str, str, str]:
     return manifest["kind"], meta.get("namespace", ""), meta["name"]
 
 
-def holds_claims(manifest: Manifest) -> bool:
-    """Deleting this object deletes claims: a kompi-owned claim, or a StatefulSet whose claims go with it."""
-    if retained_on_delete(manifest):
+def holds_claims(item: KubeObject) -> bool:
+    """Deleting this object deletes claims: a kompi-owned claim Pulumi does not retain, or a StatefulSet whose
+    claims go with it."""
+    manifest = item.manifest
+    if item.options.retain_on_delete:
         return False
     if manifest["kind"] == "PersistentVolumeClaim":
         return True
@@ -91,9 +93,9 @@ def holds_claims(manifest: Manifest) -> bool:
     return False
 
 
-def _removed(manifest: Manifest, why: str) -> ObjectChange:
-    kind, name = manifest["kind"], manifest["metadata"]["name"]
-    if holds_claims(manifest):
+def _removed(item: KubeObject, why: str) -> ObjectChange:
+    kind, name = item.manifest["kind"], item.manifest["metadata"]["name"]
+    if holds_claims(item):
         return ObjectChange(kind, name, Impact.DELETES_DATA, f"{why}, and its claims with it")
     if kind in POD_OWNERS:
         return ObjectChange(kind, name, Impact.REPLACES, f"{why}, and its pods with it")
@@ -111,14 +113,15 @@ def _changed_paths(before: Any, after: Any, prefix: str = "", depth: int = 2) ->
         yield from _changed_paths(before.get(key), after.get(key), f"{prefix}.{key}" if prefix else key, depth - 1)
 
 
-def _updated(before: Manifest, after: Manifest) -> ObjectChange | None:
+def _updated(old: KubeObject, new: KubeObject) -> ObjectChange | None:
+    before, after = old.manifest, new.manifest
     if before == after:
         return None
     kind, name = after["kind"], after["metadata"]["name"]
     forced = [path for path in REPLACED_WHEN_CHANGED.get(kind, ()) if get_path(before, path) != get_path(after, path)]
     if forced:
         why = f"{', '.join(forced)} changed: replaced"
-        if holds_claims(before):
+        if holds_claims(old):
             return ObjectChange(kind, name, Impact.DELETES_DATA, f"{why}, and its claims deleted")
         return ObjectChange(kind, name, Impact.REPLACES, why)
     if kind in POD_OWNERS and get_path(before, "spec.template") != get_path(after, "spec.template"):
@@ -126,14 +129,14 @@ def _updated(before: Manifest, after: Manifest) -> ObjectChange | None:
     return ObjectChange(kind, name, Impact.IN_PLACE, f"{', '.join(_changed_paths(before, after))} updated")
 
 
-def compare(before: Iterable[Manifest], after: Iterable[Manifest]) -> list[ObjectChange]:
+def compare(before: Iterable[KubeObject], after: Iterable[KubeObject]) -> list[ObjectChange]:
     """Each object that differs, with what the difference does to it."""
-    old = {_identity(manifest): manifest for manifest in before}
-    new = {_identity(manifest): manifest for manifest in after}
-    changes = [_removed(manifest, "deleted") for key, manifest in old.items() if key not in new]
+    old = {_identity(item.manifest): item for item in before}
+    new = {_identity(item.manifest): item for item in after}
+    changes = [_removed(item, "deleted") for key, item in old.items() if key not in new]
     changes += [
-        ObjectChange(manifest["kind"], manifest["metadata"]["name"], Impact.IN_PLACE, "created")
-        for key, manifest in new.items()
+        ObjectChange(item.manifest["kind"], item.manifest["metadata"]["name"], Impact.IN_PLACE, "created")
+        for key, item in new.items()
         if key not in old
     ]
     changes += [change for key in old.keys() & new.keys() if (change := _updated(old[key], new[key]))]

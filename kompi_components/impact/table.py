@@ -17,7 +17,8 @@ from unittest import mock
 
 from kompi_components import contract
 from kompi_components.impact.classify import Impact, ObjectChange, compare, impact_of
-from kompi_components.render import render_objects
+from kompi_components.manifests.meta import KubeObject
+from kompi_components.render import planned_objects
 
 START = "<!-- change-table:start -->"
 END = "<!-- change-table:end -->"
@@ -187,12 +188,12 @@ def _config(base: dict[str, Any], values: dict[str, Any]) -> dict[str, Any]:
     return config
 
 
-def _render(config: dict[str, Any], version: str | None = None) -> list[dict[str, Any]]:
+def _render(config: dict[str, Any], version: str | None = None) -> list[KubeObject]:
     raw = {f"kompi:{key}": value if isinstance(value, str) else json.dumps(value) for key, value in config.items()}
     if version is None:
-        return render_objects(raw)
+        return planned_objects(raw)
     with mock.patch.object(contract, "KOMPI_VERSION", version):
-        return render_objects(raw)
+        return planned_objects(raw)
 
 
 def changes_of(example: Example, base: dict[str, Any] = BASE) -> list[ObjectChange]:

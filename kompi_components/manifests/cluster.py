@@ -9,10 +9,10 @@ from typing import Any
 from kompi_components.config.schema import KompiConfig
 from kompi_components.manifests.data import claims
 from kompi_components.manifests.gang import gang_objects
-from kompi_components.manifests.meta import Manifest
+from kompi_components.manifests.meta import KubeObject, Manifest
 from kompi_components.manifests.namespace import namespace, pod_security_level
 from kompi_components.manifests.network_policy import network_policies
-from kompi_components.manifests.oneshot import job, mark_worker_replicas_ignored, release_rbac
+from kompi_components.manifests.oneshot import job, release_rbac, worker_options
 from kompi_components.manifests.preparation import preparation_jobs
 from kompi_components.manifests.service import headless_service
 from kompi_components.manifests.ssh_secret import ssh_secret
@@ -22,19 +22,26 @@ from kompi_components.naming import cluster_names
 
 @dataclass(frozen=True)
 class ClusterObjects:
-    namespace: list[Manifest]
-    ssh: list[Manifest]
-    network: list[Manifest]
-    data: list[Manifest]
-    preparation: list[Manifest]
-    workers: list[Manifest]
-    master: list[Manifest]
-    gang: list[Manifest]
+    """Each group's objects with their Pulumi options."""
 
-    def all(self) -> list[Manifest]:
+    namespace: list[KubeObject]
+    ssh: list[KubeObject]
+    network: list[KubeObject]
+    data: list[KubeObject]
+    preparation: list[KubeObject]
+    workers: list[KubeObject]
+    master: list[KubeObject]
+    gang: list[KubeObject]
+
+    def all(self) -> list[KubeObject]:
         """Every object, in the order they are created."""
         groups = (self.namespace, self.ssh, self.network, self.data, self.preparation, self.workers, self.master)
         return [item for group in (*groups, self.gang) for item in group]
+
+
+def _plain(manifests: list[Manifest]) -> list[KubeObject]:
+    """Objects Pulumi treats as it does by default."""
+    return [KubeObject(item) for item in manifests]
 
 
 def build_cluster(config: KompiConfig, ssh_data: Mapping[str, Any] | Any) -> ClusterObjects:
@@ -42,15 +49,15 @@ def build_cluster(config: KompiConfig, ssh_data: Mapping[str, Any] | Any) -> Clu
     names = cluster_names(config)
     data = claims(config, names)
     return ClusterObjects(
-        namespace=[namespace(names, pod_security_level(config))] if config.create_namespace else [],
-        ssh=[ssh_secret(names, ssh_data)],
-        network=[headless_service(names), *network_policies(config, names)],
+        namespace=_plain([namespace(names, pod_security_level(config))] if config.create_namespace else []),
+        ssh=_plain([ssh_secret(names, ssh_data)]),
+        network=_plain([headless_service(names), *network_policies(config, names)]),
         data=data,
-        preparation=preparation_jobs(config, names, data),
-        workers=[mark_worker_replicas_ignored(config, workers(config, names))],
+        preparation=_plain(preparation_jobs(config, names, [claim.manifest for claim in data])),
+        workers=[KubeObject(workers(config, names), worker_options(config))],
         # One-shot mode: the release RBAC, then the Job, instead of the master StatefulSet.
-        master=[*release_rbac(config, names), job(config, names)]
-        if config.one_shot.enabled
-        else [master(config, names)],
-        gang=gang_objects(config, names),
+        master=_plain(
+            [*release_rbac(config, names), job(config, names)] if config.one_shot.enabled else [master(config, names)]
+        ),
+        gang=_plain(gang_objects(config, names)),
     )

@@ -7,7 +7,7 @@ from typing import Any
 
 from kompi_components import naming
 from kompi_components.config.schema import DataVolume, KompiConfig
-from kompi_components.manifests.meta import RETAIN_ON_DELETE, Manifest, manifest, metadata
+from kompi_components.manifests.meta import RETAIN_ON_DELETE, KubeObject, ObjectOptions, manifest, metadata
 from kompi_components.naming import Names
 
 COMPONENT = "data"
@@ -20,7 +20,7 @@ def read_only_in_pods(config: KompiConfig, volume: DataVolume) -> bool:
     return config.data_preparation is not None
 
 
-def claim(names: Names, volume: DataVolume) -> Manifest:
+def claim(names: Names, volume: DataVolume) -> KubeObject:
     spec: dict[str, Any] = {
         "accessModes": [volume.access_mode],
         "resources": {"requests": {"storage": volume.size}},
@@ -29,12 +29,12 @@ def claim(names: Names, volume: DataVolume) -> Manifest:
         spec["storageClassName"] = volume.storage_class_name
     meta = metadata(names, names.data_claim(volume.name), COMPONENT)
     if volume.retain:
-        # Read by create_object (retain_on_delete) and left on the object: kubectl users see it too.
-        meta["annotations"] = {RETAIN_ON_DELETE: "true"}
-    return manifest("v1", "PersistentVolumeClaim", meta, spec=spec)
+        meta["annotations"] = {RETAIN_ON_DELETE: "true"}  # for kubectl users: the option is what retains it
+    claim_manifest = manifest("v1", "PersistentVolumeClaim", meta, spec=spec)
+    return KubeObject(claim_manifest, ObjectOptions(retain_on_delete=volume.retain))
 
 
-def claims(config: KompiConfig, names: Names) -> list[Manifest]:
+def claims(config: KompiConfig, names: Names) -> list[KubeObject]:
     return [claim(names, volume) for volume in config.data_volumes]
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from kompi_components.naming import Names
@@ -24,11 +25,22 @@ SKIP_AWAIT = "pulumi.com/skipAwait"
 # only: a deletion is still waited for).
 WAIT_FOR = "pulumi.com/waitFor"
 
-# An annotation kompi reads when it creates the object: Pulumi keeps the object on `pulumi destroy`
-# (resource option retain_on_delete). It stays on the object so that kubectl users see it too.
+# Set on a claim that `pulumi destroy` leaves in the cluster (ObjectOptions.retain_on_delete), for kubectl
+# users to see; nothing reads it back.
 RETAIN_ON_DELETE = "kompi/retain-on-delete"
 
 
-def retained_on_delete(manifest: Manifest) -> bool:
-    annotations = manifest.get("metadata", {}).get("annotations") or {}
-    return annotations.get(RETAIN_ON_DELETE) == "true"
+@dataclass(frozen=True)
+class ObjectOptions:
+    """How Pulumi treats one object, decided where the object is built (kompi_components.components applies it)."""
+
+    retain_on_delete: bool = False  # `pulumi destroy` (or a replacement) forgets the object and leaves it
+    ignore_changes: tuple[str, ...] = ()  # fields someone else owns once the object exists
+
+
+@dataclass(frozen=True)
+class KubeObject:
+    """One object of a cluster: its manifest and its Pulumi options."""
+
+    manifest: Manifest
+    options: ObjectOptions = ObjectOptions()

@@ -15,19 +15,17 @@ after creating it, so the next ``up`` neither scales released workers back up no
 
 from __future__ import annotations
 
-from typing import Any
-
 from kompi_components import contract
 from kompi_components.config.schema import KompiConfig
-from kompi_components.manifests.meta import SKIP_AWAIT, Manifest, manifest, metadata
-from kompi_components.manifests.pod import master_resources, pod_template
+from kompi_components.manifests.meta import SKIP_AWAIT, Manifest, ObjectOptions, manifest, metadata
+from kompi_components.manifests.pod import Launch, master_resources, pod_template
 from kompi_components.naming import Names
 
 ENTRYPOINT = "kompi-oneshot"
 ENV_WAIT_TIMEOUT = "KOMPI_WAIT_TIMEOUT"
 ENV_RELEASE_WORKERS = "KOMPI_RELEASE_WORKERS"
-# Read by kompi_components.components when it creates the worker StatefulSet: ignore_changes on
-# spec.replicas (the one-shot Job owns the replica count after creation).
+# Set on the worker StatefulSet whose replicas the Job owns (worker_options), for kubectl users to see;
+# nothing reads it back.
 IGNORE_REPLICAS = "kompi/ignore-replicas"
 
 
@@ -35,35 +33,29 @@ def releases(config: KompiConfig) -> bool:
     return config.one_shot.enabled and config.one_shot.release_workers
 
 
-def _container(config: KompiConfig, template: dict[str, Any]) -> None:
-    (container,) = template["spec"]["containers"]
-    # No sshd on the one-shot master (it is not an MPI host), so no readiness probe and no port. On the host
-    # network (where mpiexec needs it, for the workers' daemons to reach it) it claims no hostPort either: it may
-    # share a node with a worker.
-    for key in ("startupProbe", "readinessProbe", "ports"):
-        container.pop(key, None)
-    container["command"] = [ENTRYPOINT]
-    container["args"] = list(config.one_shot.command or [])
-    container["env"] += [
-        {"name": contract.ENV_WORKERS, "value": str(config.workers)},
-        {"name": ENV_WAIT_TIMEOUT, "value": str(config.one_shot.timeout_seconds)},
-        {"name": ENV_RELEASE_WORKERS, "value": "true" if config.one_shot.release_workers else "false"},
-    ]
-    # The termination message is the exit code line kompi-oneshot writes (logs only if it could not).
-    container["terminationMessagePolicy"] = "FallbackToLogsOnError"
+def launch(config: KompiConfig, names: Names) -> Launch:
+    """The one-shot master's command: kompi-oneshot waits for the workers, runs the command and (with release)
+    scales the workers to 0 after a success."""
+    env = {
+        contract.ENV_WORKERS: str(config.workers),
+        ENV_WAIT_TIMEOUT: str(config.one_shot.timeout_seconds),
+        ENV_RELEASE_WORKERS: "true" if config.one_shot.release_workers else "false",
+    }
+    account = names.oneshot_account if releases(config) else None
+    return Launch([ENTRYPOINT], list(config.one_shot.command or []), env, account)
 
 
 def job(config: KompiConfig, names: Names) -> Manifest:
-    template = pod_template(config, names, "master", config.master_pod, master_resources(config))
-    _container(config, template)
-    spec = template["spec"]
-    spec["restartPolicy"] = "Never"
-    if releases(config):
-        spec["serviceAccountName"] = names.oneshot_account
-        spec["automountServiceAccountToken"] = True
+    resources = master_resources(config)
+    template = pod_template(config, names, "master", config.master_pod, resources, launch(config, names))
     meta = metadata(names, names.master, "master")
     meta["annotations"] = {SKIP_AWAIT: "true"}
     return manifest("batch/v1", "Job", meta, spec={"backoffLimit": 0, "template": template})
+
+
+def worker_options(config: KompiConfig) -> ObjectOptions:
+    """With release, the Job's pod owns the worker count once the StatefulSet exists: Pulumi ignores it."""
+    return ObjectOptions(ignore_changes=("spec.replicas",)) if releases(config) else ObjectOptions()
 
 
 def release_rbac(config: KompiConfig, names: Names) -> list[Manifest]:
@@ -87,14 +79,3 @@ def release_rbac(config: KompiConfig, names: Names) -> list[Manifest]:
         subjects=[{"kind": "ServiceAccount", "name": name, "namespace": names.namespace}],
     )
     return [account, role, binding]
-
-
-def mark_worker_replicas_ignored(config: KompiConfig, statefulset: Manifest) -> Manifest:
-    if releases(config):
-        statefulset["metadata"].setdefault("annotations", {})[IGNORE_REPLICAS] = "true"
-    return statefulset
-
-
-def replicas_ignored(item: Manifest) -> bool:
-    annotations = item.get("metadata", {}).get("annotations") or {}
-    return annotations.get(IGNORE_REPLICAS) == "true"

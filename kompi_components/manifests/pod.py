@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from kompi_components import contract, naming
@@ -100,36 +101,71 @@ def _readiness_probe() -> dict[str, Any]:
     return {**_CHECK, "periodSeconds": READY_PERIOD, "failureThreshold": 1}
 
 
+@dataclass(frozen=True)
+class Launch:
+    """A master that runs one command instead of sshd (one-shot mode): no SSH port and no probes (it is no MPI
+    host); on the host network it claims no hostPort either, so it may share a node with a worker."""
+
+    command: list[str]  # its entrypoint
+    args: list[str]
+    env: dict[str, str]  # on top of every role's
+    service_account: str | None  # whose token it gets (none: no token, as every other pod)
+
+
 def mpi_container(
-    config: KompiConfig, names: Names, role: Role, settings: PodSettings, resources: dict[str, Any]
+    config: KompiConfig,
+    names: Names,
+    role: Role,
+    settings: PodSettings,
+    resources: dict[str, Any],
+    launch: Launch | None = None,
 ) -> dict[str, Any]:
-    return {
+    env = _env(config, names, role) + [
+        {"name": key, "value": value} for key, value in (launch.env if launch else {}).items()
+    ]
+    container: dict[str, Any] = {
         "name": MPI_CONTAINER,
         "image": config.image_reference,
         "imagePullPolicy": config.image_pull_policy,
-        "command": [ENTRYPOINTS[role]],
-        "env": _env(config, names, role),
-        "ports": [host_network.ssh_port(config)],
-        "startupProbe": _startup_probe(),
-        "readinessProbe": _readiness_probe(),
+        "command": launch.command if launch else [ENTRYPOINTS[role]],
+        "env": env,
+    }
+    if launch is None:
+        container |= {
+            "ports": [host_network.ssh_port(config)],
+            "startupProbe": _startup_probe(),
+            "readinessProbe": _readiness_probe(),
+        }
+    container |= {
         "resources": resources,
         "securityContext": container_security_context(config),
         "volumeMounts": _kompi_mounts(config, role) + list(settings.volume_mounts),
+        # the termination message is the exit code line kompi-oneshot writes (logs only if it could not)
         "terminationMessagePolicy": "FallbackToLogsOnError",
     }
+    if launch is not None:
+        container["args"] = launch.args
+    return container
 
 
 def pod_template(
-    config: KompiConfig, names: Names, role: Role, settings: PodSettings, resources: dict[str, Any]
+    config: KompiConfig,
+    names: Names,
+    role: Role,
+    settings: PodSettings,
+    resources: dict[str, Any],
+    launch: Launch | None = None,
 ) -> dict[str, Any]:
+    """The pod of ``role``; with ``launch``, a master that runs one command (a Job's pod: never restarted)."""
+    account = launch.service_account if launch else None
     spec: dict[str, Any] = {
-        # MPI talks over SSH, never to the Kubernetes API.
-        "automountServiceAccountToken": False,
+        # MPI talks over SSH, never to the Kubernetes API (a one-shot master that releases its workers does).
+        "automountServiceAccountToken": account is not None,
         "enableServiceLinks": False,
         **host_network.pod_fields(config),
         "securityContext": pod_security_context(config),
         "initContainers": [app_code.init_container(config, app) for app in config.app_code],
-        "containers": [mpi_container(config, names, role, settings, resources)],
+        "containers": [mpi_container(config, names, role, settings, resources, launch)],
         "volumes": _kompi_volumes(config, names, role) + list(settings.volumes),
         "nodeSelector": dict(settings.node_selector),
         "tolerations": list(settings.tolerations),
@@ -141,6 +177,10 @@ def pod_template(
         spec["schedulerName"] = config.gang_scheduling.scheduler
     # Leave out empty optional fields so the rendered objects stay readable.
     spec = {key: value for key, value in spec.items() if value not in (None, [], {})}
+    if launch is not None:
+        spec["restartPolicy"] = "Never"  # a Job's pod: a finished or failed command never reruns
+        if account is not None:
+            spec["serviceAccountName"] = account
     # A new SSH key version changes the template, so every pod restarts with the new keys: sshd reads
     # its host key once, and a cluster that mixed old and new keys would fail jobs mid-rotation.
     annotations = dict(settings.annotations) | {SSH_KEY_VERSION_ANNOTATION: str(config.ssh_key_version)}

@@ -7,6 +7,7 @@ from typing import Any
 from kompi_components.config.schema import KompiConfig
 from kompi_components.contract import GPU_RESOURCE
 from kompi_components.manifests.meta import WAIT_FOR, Manifest, manifest, metadata
+from kompi_components.manifests.oneshot import IGNORE_REPLICAS, releases
 from kompi_components.manifests.pod import Role, copied_resources, master_resources, pod_template
 from kompi_components.naming import Names
 
@@ -69,6 +70,8 @@ def workers(config: KompiConfig, names: Names) -> Manifest:
         statefulset["spec"]["volumeClaimTemplates"] = [
             {"metadata": {"name": volume.name, "labels": names.claim_template_labels("worker")}, "spec": claim_spec}
         ]
+    if releases(config):
+        statefulset["metadata"]["annotations"][IGNORE_REPLICAS] = "true"
     return statefulset
 
 

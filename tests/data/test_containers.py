@@ -97,14 +97,14 @@ def mpi_cluster(
     names: Names, objects: ClusterObjects, claim_dirs: dict[str, Path]
 ) -> tuple[RenderedCluster, list[str]]:
     """kompi's master and workers with their claims as bind mounts (the same ones on every pod)."""
-    (master,) = statefulset_pods(objects.master[0], names)
+    (master,) = statefulset_pods(objects.master[0].manifest, names)
     master, binds = pod_without_claims(master, claim_dirs)
     workers = []
-    for pod in statefulset_pods(objects.workers[0], names):
+    for pod in statefulset_pods(objects.workers[0].manifest, names):
         worker, worker_binds = pod_without_claims(pod, claim_dirs)
         assert worker_binds == binds
         workers.append(worker)
-    return RenderedCluster(names, secret_files(objects.ssh), workers, master), binds
+    return RenderedCluster(names, secret_files([item.manifest for item in objects.ssh]), workers, master), binds
 
 
 def write_hostfile(cluster: RunningCluster) -> None:
@@ -124,7 +124,7 @@ def test_prepared_shards_are_checked_by_every_rank_with_an_allreduce(
     images: dict[str, str], flavor: str, claims: dict[str, Path], example_mount: str, tmp_path: Path
 ) -> None:
     names, objects = render(images[flavor])
-    (job,) = objects.preparation
+    (job,) = [item.manifest for item in objects.preparation]
 
     start = time.monotonic()
     code, job_logs = run_job(job, claims, tmp_path / "job", example_mount)

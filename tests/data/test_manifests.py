@@ -8,7 +8,7 @@ import pytest
 
 from kompi_components.manifests.meta import RETAIN_ON_DELETE
 from kompi_components.manifests.pod import MPI_CONTAINER
-from kompi_components.render import render_objects
+from kompi_components.render import planned_objects, render_objects
 from tests.data.configs import DATA, EVERY_FEATURE_WITH_DATA, PREPARATION, SMALL, with_preparation
 from tests.k8s_schema import validate
 from tests.manifests.pod_security import RULES
@@ -56,7 +56,10 @@ def test_one_claim_per_data_volume_with_its_size_class_and_mode() -> None:
     }
     assert "annotations" not in train["metadata"]
     keep = _one(objects, "PersistentVolumeClaim", "small-data-keep")
-    assert keep["metadata"]["annotations"] == {RETAIN_ON_DELETE: "true"}
+    assert keep["metadata"]["annotations"] == {RETAIN_ON_DELETE: "true"}  # for kubectl users
+    # what retains it on `pulumi destroy`: the claim's own Pulumi option
+    retained = {o.manifest["metadata"]["name"]: o.options.retain_on_delete for o in planned_objects(as_config(SMALL))}
+    assert (retained["small-data-keep"], retained["small-data-train"]) == (True, False)
     assert "storageClassName" not in keep["spec"]
 
 

@@ -169,7 +169,7 @@ def render_one_shot(image: str, command: list[str]) -> tuple[RenderedCluster, di
     names = cluster_names(config)
     files = identity_files(os.urandom(SEED_BYTES), os.urandom(SEED_BYTES), names.cluster, names.known_host_patterns())
     objects = build_cluster(config, files.as_secret_data())
-    rbac, job = objects.master[:-1], objects.master[-1]
+    *rbac, job = [item.manifest for item in objects.master]
     assert [m["kind"] for m in rbac] == ["ServiceAccount", "Role", "RoleBinding"]
     assert job["kind"] == "Job"
     spec = dict(job["spec"]["template"]["spec"])
@@ -177,7 +177,8 @@ def render_one_shot(image: str, command: list[str]) -> tuple[RenderedCluster, di
     assert spec.pop("serviceAccountName") == "mpi-oneshot"
     pod_name = "mpi-master-x7k2p"  # a Job's pod: generated name, no subdomain
     master = Pod(pod_name, pod_name, {**spec, "hostname": pod_name})
-    rendered = RenderedCluster(names, secret_files(objects.ssh), statefulset_pods(objects.workers[0], names), master)
+    workers = statefulset_pods(objects.workers[0].manifest, names)
+    rendered = RenderedCluster(names, secret_files([item.manifest for item in objects.ssh]), workers, master)
     return rendered, job
 
 

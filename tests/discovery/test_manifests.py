@@ -4,12 +4,23 @@ from __future__ import annotations
 
 from typing import Any
 
-from kompi_components.render import render_objects
+from kompi_components.manifests.meta import ObjectOptions
+from kompi_components.render import planned_objects, render_objects
 from tests.stacks import ONE_SHOT, as_config
 
 
 def by_kind(objects: list[dict[str, Any]]) -> dict[tuple[str, str], dict[str, Any]]:
     return {(m["kind"], m["metadata"]["name"]): m for m in objects}
+
+
+def options(config: dict[str, str], kind: str, name: str) -> ObjectOptions:
+    """The Pulumi options kompi creates the object with."""
+    (found,) = [
+        o.options
+        for o in planned_objects(config)
+        if (o.manifest["kind"], o.manifest["metadata"]["name"]) == (kind, name)
+    ]
+    return found
 
 
 def env(container: dict[str, Any]) -> dict[str, str]:
@@ -27,6 +38,7 @@ def test_default_master_has_no_worker_count_and_no_api_access() -> None:
     assert not any(kind in ("Role", "RoleBinding", "ServiceAccount", "Job") for kind, _ in objects)
     workers = objects[("StatefulSet", "kompi-worker")]
     assert "kompi/ignore-replicas" not in (workers["metadata"].get("annotations") or {})
+    assert options({"kompi:workers": "7"}, "StatefulSet", "kompi-worker") == ObjectOptions()
 
 
 def test_changing_the_worker_count_leaves_the_master_alone() -> None:
@@ -57,6 +69,8 @@ def test_one_shot_master_is_a_job_that_never_reruns() -> None:
     assert pod["serviceAccountName"] == "full-oneshot"
     assert pod["automountServiceAccountToken"] is True
     workers = objects[("StatefulSet", "full-worker")]
+    # the Job's pod owns the worker count once the StatefulSet exists; the annotation tells kubectl users
+    assert options(as_config(ONE_SHOT), "StatefulSet", "full-worker").ignore_changes == ("spec.replicas",)
     assert workers["metadata"]["annotations"]["kompi/ignore-replicas"] == "true"
     assert workers["spec"]["template"]["spec"]["automountServiceAccountToken"] is False
 
@@ -89,3 +103,4 @@ def test_one_shot_without_release_has_no_rbac_and_no_token() -> None:
     assert pod["automountServiceAccountToken"] is False
     assert "serviceAccountName" not in pod
     assert "kompi/ignore-replicas" not in (objects[("StatefulSet", "full-worker")]["metadata"].get("annotations") or {})
+    assert options(as_config(config), "StatefulSet", "full-worker") == ObjectOptions()

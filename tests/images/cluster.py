@@ -99,8 +99,9 @@ def render_cluster(
     names = cluster_names(loaded)
     files = identity_files(os.urandom(SEED_BYTES), os.urandom(SEED_BYTES), names.cluster, names.known_host_patterns())
     objects = build_cluster(loaded, files.as_secret_data())
-    (master,) = statefulset_pods(objects.master[0], names)
-    return RenderedCluster(names, secret_files(objects.ssh), statefulset_pods(objects.workers[0], names), master)
+    (master,) = statefulset_pods(objects.master[0].manifest, names)
+    workers = statefulset_pods(objects.workers[0].manifest, names)
+    return RenderedCluster(names, secret_files([item.manifest for item in objects.ssh]), workers, master)
 
 
 @dataclass(frozen=True)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import copy
 
-from kompi_components.impact import Impact, compare, impact_of
-from kompi_components.manifests.meta import RETAIN_ON_DELETE
+from kompi_components.impact import Impact, ObjectChange, compare, impact_of
+from kompi_components.manifests.meta import RETAIN_ON_DELETE, KubeObject, ObjectOptions
 
 
 def _statefulset(**spec: object) -> dict:
@@ -23,11 +23,21 @@ CLAIMS = {
 }
 
 
-def _claim(name: str = "c-data", retain: bool = False) -> dict:
+def _claim(name: str = "c-data", retain: bool = False, annotated: bool = False) -> KubeObject:
     meta: dict = {"name": name, "namespace": "ns"}
-    if retain:
+    if annotated:
         meta["annotations"] = {RETAIN_ON_DELETE: "true"}
-    return {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": meta, "spec": {"accessModes": ["RWX"]}}
+    manifest = {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": meta, "spec": {"accessModes": ["RWX"]}}
+    return KubeObject(manifest, ObjectOptions(retain_on_delete=retain))
+
+
+def _compare(before: list[dict | KubeObject], after: list[dict | KubeObject]) -> list[ObjectChange]:
+    """compare() of objects; a bare manifest has Pulumi's default options."""
+
+    def objects(items: list[dict | KubeObject]) -> list[KubeObject]:
+        return [item if isinstance(item, KubeObject) else KubeObject(item) for item in items]
+
+    return compare(objects(before), objects(after))
 
 
 def _changed(before: dict, path: list[str], value: object) -> dict:
@@ -40,13 +50,13 @@ def _changed(before: dict, path: list[str], value: object) -> dict:
 
 
 def test_identical_renders_change_nothing() -> None:
-    assert compare([_statefulset()], [_statefulset()]) == []
+    assert _compare([_statefulset()], [_statefulset()]) == []
     assert impact_of([]) is Impact.NOTHING
 
 
 def test_labels_and_replicas_update_in_place() -> None:
     before = _statefulset()
-    changes = compare([before], [_changed(_changed(before, ["spec", "replicas"], 3), ["metadata", "labels"], {})])
+    changes = _compare([before], [_changed(_changed(before, ["spec", "replicas"], 3), ["metadata", "labels"], {})])
     assert impact_of(changes) is Impact.IN_PLACE
     assert "metadata.labels" in changes[0].why and "spec.replicas" in changes[0].why
 
@@ -54,33 +64,35 @@ def test_labels_and_replicas_update_in_place() -> None:
 def test_a_new_pod_template_rolls_the_pods() -> None:
     before = _statefulset(**CLAIMS)
     after = _changed(before, ["spec", "template"], {"spec": {"containers": [{"image": "b"}]}})
-    assert impact_of(compare([before], [after])) is Impact.ROLLS_PODS
+    assert impact_of(_compare([before], [after])) is Impact.ROLLS_PODS
 
 
 def test_an_immutable_field_replaces_and_takes_the_claims_along() -> None:
     without_claims = _statefulset()
-    assert impact_of(compare([without_claims], [_changed(without_claims, ["spec", "serviceName"], "d")])) is (
+    assert impact_of(_compare([without_claims], [_changed(without_claims, ["spec", "serviceName"], "d")])) is (
         Impact.REPLACES
     )
     with_claims = _statefulset(**CLAIMS)
     labelled = copy.deepcopy(with_claims)
     labelled["spec"]["volumeClaimTemplates"][0]["metadata"]["labels"] = {"version": "2"}
-    (change,) = compare([with_claims], [labelled])
+    (change,) = _compare([with_claims], [labelled])
     assert change.impact is Impact.DELETES_DATA
     assert "spec.volumeClaimTemplates" in change.why
     # Claims the StatefulSet keeps when it goes (whenDeleted: Retain) survive a replacement.
     retained = _changed(with_claims, ["spec", "persistentVolumeClaimRetentionPolicy"], {"whenDeleted": "Retain"})
     relabelled = _changed(labelled, ["spec", "persistentVolumeClaimRetentionPolicy"], {"whenDeleted": "Retain"})
-    assert impact_of(compare([retained], [relabelled])) is Impact.REPLACES
+    assert impact_of(_compare([retained], [relabelled])) is Impact.REPLACES
 
 
 def test_a_renamed_claim_is_a_deleted_claim_unless_retained() -> None:
-    changes = compare([_claim()], [_claim("c-data2")])
+    changes = _compare([_claim()], [_claim("c-data2")])
     assert [(c.name, c.impact) for c in changes] == [("c-data", Impact.DELETES_DATA), ("c-data2", Impact.IN_PLACE)]
-    assert impact_of(compare([_claim(retain=True)], [_claim("c-data2", retain=True)])) is Impact.IN_PLACE
+    assert impact_of(_compare([_claim(retain=True)], [_claim("c-data2", retain=True)])) is Impact.IN_PLACE
+    # the option retains it; the annotation only shows it to kubectl users
+    assert impact_of(_compare([_claim(annotated=True)], [_claim("c-data2")])) is Impact.DELETES_DATA
 
 
 def test_a_deleted_job_takes_its_pods_along() -> None:
     job = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j", "namespace": "ns"}, "spec": {}}
-    (change,) = compare([job], [])
+    (change,) = _compare([job], [])
     assert change.impact is Impact.REPLACES

@@ -7,7 +7,8 @@ import pytest
 from kompi_components.config.reference import rows
 from kompi_components.impact import Impact, compare, impact_of
 from kompi_components.impact.table import END, EXAMPLES, START, change_table, changes_of
-from kompi_components.render import render_stack
+from kompi_components.render import planned_objects
+from kompi_components.stack_files import read_stack_config
 from tests.stacks import REPO, stack_names
 
 DOC = REPO / "docs" / "changes.md"
@@ -35,9 +36,9 @@ def test_every_config_key_has_an_example() -> None:
 def test_a_kompi_upgrade_replaces_nothing_and_restarts_no_pod(stack: str, monkeypatch: pytest.MonkeyPatch) -> None:
     from kompi_components import contract
 
-    before = render_stack(REPO, stack)
+    before = planned_objects(read_stack_config(REPO, stack))
     monkeypatch.setattr(contract, "KOMPI_VERSION", "99.0.0")
-    after = render_stack(REPO, stack)
+    after = planned_objects(read_stack_config(REPO, stack))
     changes = compare(before, after)
     assert changes, "the version label should still show on the objects"
     assert impact_of(changes) is Impact.IN_PLACE, [str(change) for change in changes]

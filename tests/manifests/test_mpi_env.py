@@ -18,7 +18,7 @@ def _env(values: dict[str, object]) -> list[dict[str, str]]:
     objects = build_cluster(load_config(as_config(values)), placeholder_secret_data())
     return [
         {item["name"]: item["value"] for item in statefulset["spec"]["template"]["spec"]["containers"][0]["env"]}
-        for statefulset in (*objects.master, *objects.workers)
+        for statefulset in (item.manifest for item in (*objects.master, *objects.workers))
         if statefulset["kind"] == "StatefulSet"
     ]
 

@@ -11,7 +11,7 @@ from tests.stacks import as_config
 
 def test_startup_probe_is_fast_and_readiness_probe_is_sparse() -> None:
     objects = build_cluster(load_config(as_config({})), placeholder_secret_data())
-    for statefulset in (*objects.master, *objects.workers):
+    for statefulset in (item.manifest for item in (*objects.master, *objects.workers)):
         (container,) = statefulset["spec"]["template"]["spec"]["containers"]
         startup, readiness = container["startupProbe"], container["readinessProbe"]
         assert startup["exec"] == readiness["exec"] == {"command": [contract.READY_PROBE]}

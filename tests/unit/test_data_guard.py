@@ -10,15 +10,15 @@ from kompi_components import contract
 from kompi_components.components.data_guard import DataLossError, _Provider, claim_identities, losses
 from kompi_components.impact import Impact, impact_of
 from kompi_components.impact.table import BASE, EXAMPLES, changes_of
-from kompi_components.render import render_objects
+from kompi_components.render import planned_objects
 from tests.stacks import as_config
 
 
 def identities(values: dict[str, object], version: str | None = None) -> dict:
     if version is None:
-        return claim_identities(render_objects(as_config(values)))
+        return claim_identities(planned_objects(as_config(values)))
     with mock.patch.object(contract, "KOMPI_VERSION", version):
-        return claim_identities(render_objects(as_config(values)))
+        return claim_identities(planned_objects(as_config(values)))
 
 
 def test_it_knows_every_claim_kompi_owns() -> None:
