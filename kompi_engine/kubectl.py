@@ -36,6 +36,15 @@ class Kubectl:
     def run(self, *args: str, timeout: float) -> subprocess.CompletedProcess[str]:
         return subprocess.run(self.command(*args), capture_output=True, text=True, timeout=timeout, check=False)
 
+    def stdout(
+        self, *args: str, input_text: str | None = None, check: bool = True, error: type[Exception] = RuntimeError
+    ) -> str:
+        """kubectl's output; with ``check``, a failure raises ``error`` with kubectl's own message."""
+        result = subprocess.run(self.command(*args), input=input_text, capture_output=True, text=True, check=False)
+        if check and result.returncode != 0:
+            raise error(f"kubectl {' '.join(args[:3])}: {result.stderr.strip()}")
+        return result.stdout
+
 
 def kubeconfig_path(value: str, base: Path) -> Path | None:
     """The file ``kubernetes:kubeconfig`` names, relative paths taken from ``base``; None when the value is

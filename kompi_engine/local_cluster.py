@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import ssl
-import subprocess
 import time
 import urllib.request
 from collections.abc import Callable
@@ -24,9 +23,10 @@ from kompi_components.kube.conditions import is_ready
 from kompi_engine import local_gang, paths, versions
 from kompi_engine.fabric import DEFAULT_MTU, Fabric, check_mtu
 from kompi_engine.gang_scheduler import CONTROLLER_BINARY, SCHEDULER_BINARY
+from kompi_engine.kubectl import Kubectl
 from kompi_engine.kwok_start_delay import start_delay_stage
 from kompi_engine.pki import issue_missing_clients, make_pki
-from kompi_engine.processes import ProcessTable
+from kompi_engine.processes import ProcessTable, wait_until_ready
 from kompi_engine.real_node import MAX_NODES, NodeAddresses, RealNode, node_state
 
 SERVICE_CIDR = "10.96.0.0/16"  # virtual only: nothing routes there (no kube-proxy)
@@ -147,11 +147,8 @@ class LocalCluster:
         return ProcessTable(self.state)
 
     def kubectl(self, *args: str, input_text: str | None = None, check: bool = True) -> str:
-        command = [str(self.bin / "kubectl"), "--kubeconfig", str(self.kubeconfig), *args]
-        result = subprocess.run(command, input=input_text, capture_output=True, text=True, check=False)
-        if check and result.returncode != 0:
-            raise LocalClusterError(f"kubectl {' '.join(args[:3])}: {result.stderr.strip()}")
-        return result.stdout
+        kubectl = Kubectl(str(self.bin / "kubectl"), str(self.kubeconfig))
+        return kubectl.stdout(*args, input_text=input_text, check=check, error=LocalClusterError)
 
     # ------------------------------------------------------------------ up
     def up(self, log: Callable[[str], None] = lambda _: None) -> Path:
@@ -431,21 +428,8 @@ class LocalCluster:
         return bool(self.kubectl("get", "serviceaccount", "default", "-n", "default", "-o", "name", check=False))
 
     def _wait(self, what: str, timeout: float, ready: Callable[[], bool], log: Callable[[str], None]) -> None:
-        started = time.monotonic()
-        while True:
-            try:
-                if ready():
-                    break
-            except (LocalClusterError, OSError, ValueError):
-                pass
-            for entry in self.processes.entries():
-                if not self.processes.alive(entry):
-                    tail = self.processes.log_tail(entry.name)
-                    raise LocalClusterError(f"{entry.name} exited while waiting for {what}; its log ends:\n{tail}")
-            if time.monotonic() - started > timeout:
-                raise LocalClusterError(f"{what}: not ready after {timeout:.0f} s (logs in {self.processes.logs})")
-            time.sleep(0.2)
-        log(f"{what} ready after {time.monotonic() - started:.1f} s")
+        seconds = wait_until_ready(what, timeout, ready, self.processes, LocalClusterError)
+        log(f"{what} ready after {seconds:.1f} s")
 
     # ------------------------------------------------------------------ down / status
     def _started_nodes(self) -> list[RealNode]:

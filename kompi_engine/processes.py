@@ -8,7 +8,7 @@ import shutil
 import signal
 import subprocess
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -122,3 +122,25 @@ def _reap(entries: Sequence[Started]) -> None:
         child = _CHILDREN.get(entry.pid)
         if child is not None and child.poll() is not None:
             del _CHILDREN[entry.pid]
+
+
+def wait_until_ready(
+    what: str, timeout: float, ready: Callable[[], bool], processes: ProcessTable, error: type[Exception]
+) -> float:
+    """Poll ``ready`` until it holds; returns the seconds it took. Raises ``error`` at ``timeout``, or at once
+    when a process of ``processes`` has exited (with its log's end). A ``ready`` that raises ``error``,
+    OSError or ValueError (a server not answering yet, half a JSON document) counts as not yet."""
+    started = time.monotonic()
+    while True:
+        try:
+            if ready():
+                return time.monotonic() - started
+        except (error, OSError, ValueError):
+            pass
+        for entry in processes.entries():
+            if not processes.alive(entry):
+                tail = processes.log_tail(entry.name)
+                raise error(f"{entry.name} exited while waiting for {what}; its log ends:\n{tail}")
+        if time.monotonic() - started > timeout:
+            raise error(f"{what}: not ready after {timeout:.0f} s (logs in {processes.logs})")
+        time.sleep(0.2)

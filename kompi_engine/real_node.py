@@ -36,10 +36,11 @@ import yaml
 from kompi_components.kube.conditions import is_ready
 from kompi_engine import node_images
 from kompi_engine.fabric import DEFAULT_MTU, Fabric
+from kompi_engine.kubectl import Kubectl
 from kompi_engine.node_binaries import COREDNS, KUBE_ROUTER, KUBELET, PAUSE, REGISTRY
 from kompi_engine.node_registry import PORT, NodeRegistry
 from kompi_engine.pki import issue_kubelet
-from kompi_engine.processes import ProcessTable
+from kompi_engine.processes import ProcessTable, wait_until_ready
 
 NODE_NAME = "kompi-node"  # node 0's; node N's is kompi-node-N
 MAX_NODES = 8
@@ -175,11 +176,8 @@ class RealNode:
         return self.state / "containerd" / "containerd.sock"
 
     def _kubectl(self, *args: str, check: bool = True, input_text: str | None = None) -> str:
-        command = [str(self.bin / "kubectl"), "--kubeconfig", str(self.cluster_state / "kubeconfig"), *args]
-        result = subprocess.run(command, input=input_text, capture_output=True, text=True, check=False)
-        if check and result.returncode != 0:
-            raise RealNodeError(f"kubectl {' '.join(args[:3])}: {result.stderr.strip()}")
-        return result.stdout
+        kubectl = Kubectl(str(self.bin / "kubectl"), str(self.cluster_state / "kubeconfig"))
+        return kubectl.stdout(*args, input_text=input_text, check=check, error=RealNodeError)
 
     def _apply(self, manifests: list[dict[str, Any]]) -> None:
         self._kubectl("apply", "-f", "-", input_text=yaml.safe_dump_all(manifests))
@@ -529,15 +527,7 @@ class RealNode:
         log(f"real node {self.name} Ready in {time.monotonic() - started:.1f} s")
 
     def _wait(self, what: str, timeout: float, ready: Callable[[], bool]) -> None:
-        deadline = time.monotonic() + timeout
-        while not ready():
-            for entry in self.processes.entries():
-                if not self.processes.alive(entry):
-                    tail = self.processes.log_tail(entry.name)
-                    raise RealNodeError(f"{entry.name} exited while waiting for {what}; its log ends:\n{tail}")
-            if time.monotonic() > deadline:
-                raise RealNodeError(f"{what}: not ready after {timeout:.0f} s (logs in {self.processes.logs})")
-            time.sleep(0.25)
+        wait_until_ready(what, timeout, ready, self.processes, RealNodeError)
 
     # ------------------------------------------------------------------ down
     def in_use(self) -> bool:
