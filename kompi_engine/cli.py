@@ -19,7 +19,8 @@ if TYPE_CHECKING:
     from kompi_components.config import KompiConfig
     from kompi_engine.first_node import NodeChoice
     from kompi_engine.kubectl import Kubectl
-    from kompi_engine.local_cluster import LocalCluster, Ports
+    from kompi_engine.local_cluster import LocalCluster
+    from kompi_engine.ports import Ports
 
 EXIT_FAILED = 1
 EXIT_BAD_INPUT = 2
@@ -48,7 +49,7 @@ PORT_OFFSET_VARIABLE = "KOMPI_LOCAL_PORT_OFFSET"
 
 def _local_ports() -> Ports:
     """The default ports, or all of them shifted (a second cluster beside the user's, as the tests run)."""
-    from kompi_engine.local_cluster import Ports
+    from kompi_engine.ports import Ports
 
     return Ports.shifted(int(os.environ.get(PORT_OFFSET_VARIABLE) or 0))
 

@@ -26,6 +26,7 @@ from kompi_engine.gang_scheduler import CONTROLLER_BINARY, SCHEDULER_BINARY
 from kompi_engine.kubectl import Kubectl
 from kompi_engine.kwok_start_delay import start_delay_stage
 from kompi_engine.pki import issue_missing_clients, make_pki
+from kompi_engine.ports import Ports
 from kompi_engine.processes import ProcessTable, wait_until_ready
 from kompi_engine.real_node import MAX_NODES, NodeAddresses, RealNode, node_state
 
@@ -54,21 +55,6 @@ STOP_ORDER = (
 
 class LocalClusterError(RuntimeError):
     """The local cluster cannot start, or is not in the state a command needs."""
-
-
-@dataclass(frozen=True)
-class Ports:
-    apiserver: int = 16443
-    etcd: int = 12379
-    etcd_peer: int = 12380
-    controller_manager: int = 20257
-    scheduler: int = 20259
-    gang_scheduler: int = 20261
-
-    @classmethod
-    def shifted(cls, offset: int) -> Ports:
-        """Another set of ports, so a test cluster can run beside a user's."""
-        return cls(*(port + offset for port in asdict(cls()).values()))
 
 
 @dataclass(frozen=True)
@@ -199,7 +185,7 @@ class LocalCluster:
     def _check_ports_free(self) -> None:
         import socket
 
-        for name, port in asdict(self.ports).items():
+        for name, port in self.ports.on_host(self.real_node).items():
             with socket.socket() as probe:
                 if probe.connect_ex(("127.0.0.1", port)) == 0:
                     raise LocalClusterError(f"port 127.0.0.1:{port} ({name}) is in use by another program")

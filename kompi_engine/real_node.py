@@ -40,6 +40,7 @@ from kompi_engine.kubectl import Kubectl
 from kompi_engine.node_binaries import COREDNS, KUBE_ROUTER, KUBELET, PAUSE, REGISTRY
 from kompi_engine.node_registry import PORT, NodeRegistry
 from kompi_engine.pki import issue_kubelet
+from kompi_engine.ports import Ports
 from kompi_engine.processes import ProcessTable, wait_until_ready
 
 NODE_NAME = "kompi-node"  # node 0's; node N's is kompi-node-N
@@ -114,12 +115,10 @@ class NodeAddresses:
 
     @classmethod
     def for_cluster(cls, apiserver_port: int, index: int = 0) -> NodeAddresses:
-        # one subnet per port block, shifted ones included (blocks are multiples of 100 apart)
-        block = (apiserver_port - 16443) // 100 % 250
+        # one subnet per port block, shifted ones included
+        ports = Ports.of_apiserver(apiserver_port)
         suffix = f"-{index}" if index else ""
-        return cls(
-            f"kompi-node-{apiserver_port}{suffix}", f"10.213.{block}.{index + 1}", 10250 + apiserver_port - 16443, index
-        )
+        return cls(f"kompi-node-{apiserver_port}{suffix}", f"10.213.{ports.block}.{index + 1}", ports.kubelet, index)
 
     @staticmethod
     def fabric_for(apiserver_port: int, mtu: int = DEFAULT_MTU) -> Fabric:
@@ -146,6 +145,7 @@ class RealNode:
         self.state = node_state(state, index)
         self.bin = bin_dir
         self.apiserver_port = apiserver_port
+        self.ports = Ports.of_apiserver(apiserver_port)
         self.service_ip = service_ip
         self.addresses = NodeAddresses.for_cluster(apiserver_port, index)
         self.peers = [NodeAddresses.for_cluster(apiserver_port, other) for other in range(count) if other != index]
@@ -406,8 +406,8 @@ class RealNode:
             ".:53 {\n"
             f"    bind {self.addresses.node_ip}\n"
             "    errors\n"
-            f"    health 127.0.0.1:{18080 + self.apiserver_port - 16443}\n"
-            f"    ready 127.0.0.1:{18181 + self.apiserver_port - 16443}\n"
+            f"    health 127.0.0.1:{self.ports.coredns_health}\n"
+            f"    ready 127.0.0.1:{self.ports.coredns_ready}\n"
             "    kubernetes cluster.local in-addr.arpa ip6.arpa {\n"
             f"        kubeconfig {self.cluster_state / 'coredns.kubeconfig'}\n"
             "        fallthrough in-addr.arpa ip6.arpa\n"
@@ -503,7 +503,7 @@ class RealNode:
             "--run-service-proxy=false",
             "--enable-cni=false",
             f"--hostname-override={self.name}",
-            f"--health-port={20244 + self.apiserver_port - 16443}",
+            f"--health-port={self.ports.kube_router_health}",
             "--metrics-port=0",
         ]
         self.processes.start("kube-router", command, None, self.in_netns)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import enum
 import os
 
-from kompi_engine.local_cluster import Ports
+from kompi_engine.ports import Ports
 
 
 @enum.unique  # a block named twice is an import error, not a flaky test

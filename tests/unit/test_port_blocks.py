@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import astuple
 
-from kompi_engine.local_cluster import Ports
+from kompi_engine.ports import Ports
 from kompi_engine.real_node import MAX_NODES, NodeAddresses
 from tests.e2e.port_blocks import PortBlock
 
@@ -18,9 +18,19 @@ def _repeated(values: list[object]) -> list[object]:
 
 
 def test_no_two_clusters_share_a_port() -> None:
-    nodes = [NodeAddresses.for_cluster(ports.apiserver) for ports in CLUSTERS]
-    taken = [port for ports in CLUSTERS for port in astuple(ports)] + [node.kubelet_port for node in nodes]
+    """Nor two of one cluster's ports, its real nodes' included (Ports holds every port a cluster derives)."""
+    taken = [port for ports in CLUSTERS for port in astuple(ports)]
     assert not _repeated(taken)
+    for ports in CLUSTERS:
+        assert NodeAddresses.for_cluster(ports.apiserver).kubelet_port == ports.kubelet
+        assert Ports.of_apiserver(ports.apiserver) == ports
+
+
+def test_the_free_port_check_covers_the_host_ports_only() -> None:
+    ports = Ports()
+    assert ports.on_host(real_nodes=True)["kubelet"] == 10250
+    assert "kubelet" not in ports.on_host(real_nodes=False)  # a machine's own kubelet meets no kwok cluster
+    assert not {"coredns_health", "coredns_ready", "kube_router_health"} & set(ports.on_host(real_nodes=True))
 
 
 def test_no_two_real_nodes_share_an_address_or_a_namespace() -> None:
