@@ -231,20 +231,38 @@ class RealNode:
         for directory in ("containerd", "kubelet", "cni/net.d", "pki", "images", "pod-logs"):
             (self.state / directory).mkdir(parents=True, exist_ok=True)
         self.processes.file.unlink(missing_ok=True)
-        try:
-            self._network()
-            self._proxies()
-            self._containerd()
-            self._registry(log)
-            self._load_images(images, log)
-            self._coredns()
-            self._kubelet()
-            self._wait_ready(started, log)
-            self._policy_controller(log)
-        except BaseException:
-            log("real node: start failed, stopping what was started")
-            self.down()
-            raise
+        steps: list[tuple[str, Callable[[], None]]] = [
+            ("network", self._network),
+            ("proxies", self._proxies),
+            ("containerd", self._containerd),
+            ("registry", lambda: self._registry(log)),
+            ("images", lambda: self._load_images(images, log)),
+            ("coredns", self._coredns),
+            ("kubelet", self._kubelet),
+            ("node ready", lambda: self._wait_ready(started, log)),
+            ("network policy", lambda: self._policy_controller(log)),
+        ]
+        self.steps_file.write_text("[]")
+        done: list[str] = []
+        for name, step in steps:
+            try:
+                step()
+            except BaseException as error:
+                log(f"real node {self.name}: {name} failed; stopping what ran ({', '.join(done) or 'nothing'})")
+                self.down()
+                if isinstance(error, Exception):
+                    raise RealNodeError(f"real node {self.name}, step {name}: {error}") from error
+                raise
+            done.append(name)
+            self.steps_file.write_text(json.dumps(done))
+
+    @property
+    def steps_file(self) -> Path:
+        """The steps of the last `up` that completed, in order (network, proxies, ... network policy)."""
+        return self.state / "steps.json"
+
+    def steps_done(self) -> list[str]:
+        return list(json.loads(self.steps_file.read_text())) if self.steps_file.exists() else []
 
     def _network(self) -> None:
         a = self.addresses
@@ -546,6 +564,7 @@ class RealNode:
             self._kubectl("delete", "pods", "-A", selector, "--grace-period=5", "--timeout=60s", check=False)
         stopped = self._stop(grace=10.0)
         self._kubectl("delete", "node", self.name, "--ignore-not-found", check=False)
+        self.steps_file.unlink(missing_ok=True)
         return stopped
 
     def power_off(self) -> list[str]:

@@ -85,3 +85,33 @@ def test_the_nodes_of_one_cluster_have_their_own_names_addresses_and_pod_subnets
 def test_an_mtu_no_link_carries_is_refused(mtu: int) -> None:
     with pytest.raises(FabricError, match=rf"--mtu {mtu}: expected 1280 to 9000"):
         check_mtu(mtu)
+
+
+def test_a_failed_step_is_named_and_down_runs_after_the_steps_that_ran(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`up` as its runner sees it: the host checks and the steps' own work stand in; the order, the record of
+    the steps done, the error naming the step and the `down` after it are the real node's."""
+    node = RealNode(tmp_path / "state", tmp_path / "bin", 56443, "10.96.0.10")  # no test block's ports
+    ran: list[str] = []
+    recorded: list[list[str]] = []
+    monkeypatch.setattr(node, "check_host", lambda: None)
+    monkeypatch.setattr(node, "_from_podman", lambda names: {})
+    monkeypatch.setattr(Fabric, "exists", lambda self: True)
+    for name in ("_network", "_containerd"):
+        monkeypatch.setattr(node, name, lambda name=name: ran.append(name))
+
+    def proxies() -> None:
+        recorded.append(node.steps_done())
+        raise RealNodeError("socat: address in use")
+
+    monkeypatch.setattr(node, "_proxies", proxies)
+    monkeypatch.setattr(node, "down", lambda: ran.append("down") or [])
+    lines: list[str] = []
+
+    with pytest.raises(RealNodeError, match=r"^real node kompi-node, step proxies: socat: address in use$"):
+        node.up(lines.append)
+
+    assert ran == ["_network", "down"]  # containerd never started; down came right after the failure
+    assert recorded == [["network"]]  # the record said what had run when the step failed
+    assert lines == ["real node kompi-node: proxies failed; stopping what ran (network)"]
