@@ -321,6 +321,9 @@ class RealNode:
             "restrict_oom_score_adj": True,
             "containerd": {
                 "snapshotter": SNAPSHOTTER,
+                # a pulled layer's blob goes once it is unpacked into the snapshot: a node keeps one copy of an
+                # image (6 GB for the training image) and not two; nothing here reads the blobs again
+                "discard_unpacked_layers": True,
                 "default_runtime_name": "runc",
                 "runtimes": {
                     "runc": {

@@ -35,10 +35,17 @@ def registry(real_cluster: LocalCluster) -> NodeRegistry:
 
 @pytest.fixture(scope="module")
 def pushed(registry: NodeRegistry, images: dict[str, str]) -> str:
-    """kompi's ompi5 image in the node's registry, pushed by images/build.sh; its name there."""
+    """kompi's ompi5 image in the node's registry; its name there."""
+    name = push(registry, FLAVOR)
+    assert name == f"{registry.address}/kompi:{images[FLAVOR].split(':', 1)[1]}"
+    return name
+
+
+def push(registry: NodeRegistry, flavor: str) -> str:
+    """``flavor``'s image pushed to ``registry`` by images/build.sh, as a user pushes it; its name there."""
     client = ["--authfile", str(registry.auth_file), "--cert-dir", str(registry.cert_dir)]
     result = subprocess.run(
-        [str(BUILD_SCRIPT), "--push", registry.address, *client, FLAVOR],
+        [str(BUILD_SCRIPT), "--push", registry.address, *client, flavor],
         capture_output=True,
         text=True,
         env={**podman_env(), "PYTHON": sys.executable},
@@ -46,12 +53,14 @@ def pushed(registry: NodeRegistry, images: dict[str, str]) -> str:
         check=False,
     )
     assert result.returncode == 0, result.stderr[-3000:]
-    ((flavor, name),) = [line.split() for line in result.stdout.splitlines() if line.strip()]
-    assert flavor == FLAVOR and name == f"{registry.address}/kompi:{images[FLAVOR].split(':', 1)[1]}"
+    ((pushed_flavor, name),) = [line.split() for line in result.stdout.splitlines() if line.strip()]
+    assert pushed_flavor == flavor and name.startswith(f"{registry.address}/kompi:")
     return name
 
 
-def pull_secret(node_kubectl: Kubectl, auth_file: Path, name: str = SECRET, password: str | None = None) -> None:
+def pull_secret(
+    node_kubectl: Kubectl, auth_file: Path, namespace: str = NAMESPACE, password: str | None = None
+) -> None:
     """A kubernetes.io/dockerconfigjson Secret from the registry's auth file (with another password if given)."""
     config = json.loads(auth_file.read_text())
     if password is not None:
@@ -63,7 +72,7 @@ def pull_secret(node_kubectl: Kubectl, auth_file: Path, name: str = SECRET, pass
         "apiVersion": "v1",
         "kind": "Secret",
         "type": "kubernetes.io/dockerconfigjson",
-        "metadata": {"name": name, "namespace": NAMESPACE},
+        "metadata": {"name": SECRET, "namespace": namespace},
         "data": {".dockerconfigjson": data},
     }
     node_kubectl.run("apply", "-f", "-", input_text=json.dumps(secret))

@@ -5,6 +5,7 @@ nothing behind."""
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -39,18 +40,24 @@ def leftovers(cluster: LocalCluster) -> list[str]:
 
 @pytest.fixture(scope="package")
 def nodes(engine_bin: Path, images: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCluster]:  # noqa: F811
+    state = tmp_path_factory.mktemp("nodes")
     local = LocalCluster(
-        state=tmp_path_factory.mktemp("nodes"),
+        state=state,
         bin=engine_bin,
         ports=PortBlock.SEVERAL_NODES.ports,
         real_node=True,
         real_nodes=NODES,
         node_images=tuple(images.values()),
     )
-    with running(local, print):
-        yield local
-    # after every stack of the package is destroyed: `down` undoes exactly what `up` did
-    assert not leftovers(local), leftovers(local)
+    try:
+        with running(local, print):
+            yield local
+        # after every stack of the package is destroyed: `down` undoes exactly what `up` did
+        assert not leftovers(local), leftovers(local)
+    finally:
+        # the nodes' images (the training image's 6 GB on each, test_training_across_nodes) and the registry's
+        # copy go too; pytest would keep them with its last three runs' temporary directories
+        shutil.rmtree(state, ignore_errors=True)
 
 
 @pytest.fixture(scope="package")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from kompi_engine.first_node import flavor_of
 from kompi_engine.local_cluster import LocalCluster
@@ -16,17 +17,26 @@ ON_THE_FIRST_NODE = {"nodeSelector": {"kubernetes.io/hostname": NODE_NAME}}
 
 
 def spread_stack(
-    nodes: LocalCluster, kubectl: Kubectl, directory: Path, name: str, image: str, workers: int
+    nodes: LocalCluster,
+    kubectl: Kubectl,
+    directory: Path,
+    name: str,
+    image: str,
+    workers: int,
+    pod: dict[str, Any] = SMALL_POD,
 ) -> tuple[Project, Stack]:
-    """A dev stack of ``workers`` workers, at most one per node, its master on the first node."""
+    """A dev stack of ``workers`` workers, at most one per node, its master on the first node; ``image`` is
+    REPOSITORY:TAG (a registry's address may hold a colon of its own)."""
+    repository, tag = image.rsplit(":", 1)
     project = Project.copy_of("dev", directory, nodes.kubeconfig)
     project.set(
         clusterName=name,
         namespace=name,
         workers=workers,
         oneWorkerPerNode=True,
-        imageTag=image.split(":", 1)[1],
-        masterPod=SMALL_POD | ON_THE_FIRST_NODE,
-        workerPod=SMALL_POD,
+        image=repository,
+        imageTag=tag,
+        masterPod=pod | ON_THE_FIRST_NODE,
+        workerPod=pod,
     )
-    return project, Stack(kubectl, nodes, flavor_of(image.split(":", 1)[1]), name, workers)
+    return project, Stack(kubectl, nodes, flavor_of(tag), name, workers)

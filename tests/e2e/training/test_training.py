@@ -12,7 +12,7 @@ import json
 import os
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -85,10 +85,10 @@ def trained(
         training_kubectl.run("delete", "pv", f"{name}-{os.getpid()}", "--wait=false", check=False)
 
 
-def train(stack: Stack, *args: str) -> TrainingRun:
-    result = run_in(
-        stack.kubectl, stack.namespace, stack.master, "mpiexec", "python3", TRAIN_SCRIPT, *args, timeout=300
-    )
+def train(stack: Stack, *args: str, launcher: Sequence[str] = ()) -> TrainingRun:
+    """`mpiexec [launcher] python3 train.py [args]` in the master; the run as it printed it."""
+    command = ["mpiexec", *launcher, "python3", TRAIN_SCRIPT, *args]
+    result = run_in(stack.kubectl, stack.namespace, stack.master, *command, timeout=300)
     assert result.returncode == 0, f"training exited {result.returncode}:\n{result.stdout}\n{result.stderr[-3000:]}"
     return parse(result.stdout)
 
