@@ -17,6 +17,8 @@ from tests.pulumi_mocks import KUBERNETES_PREFIX, RecordingMocks, registered_man
 from tests.stacks import REPO
 
 DYNAMIC = "pulumi-python:dynamic:Resource"
+# tests/stacks.COMPONENT written as a program writes ClusterArgs (snake_case): kept as a second spelling on
+# purpose, since deriving it with kompi's own key conversion would test the conversion against itself
 TRAIN: ClusterArgs = {
     "namespace": "ml",
     "create_namespace": False,
