@@ -108,10 +108,13 @@ def resource_options(request: Any) -> dict[str, Any]:
     return {key: value for key, value in options.items() if value}
 
 
-def run_body(body: Callable[[], Any], mocks: RecordingMocks | None = None, stack: str = "test") -> RecordingMocks:
-    """Run ``body`` (a Pulumi program) under mocks and wait for every registration."""
+def run_body(
+    body: Callable[[], Any], mocks: RecordingMocks | None = None, stack: str = "test", preview: bool = False
+) -> RecordingMocks:
+    """Run ``body`` (a Pulumi program) under mocks and wait for every registration; ``preview``: as
+    `pulumi preview` does, where an unknown value stays unknown."""
     mocks = mocks or RecordingMocks()
-    pulumi.runtime.set_mocks(mocks, project="kompi", stack=stack, preview=False, monitor=RecordingMonitor(mocks))
+    pulumi.runtime.set_mocks(mocks, project="kompi", stack=stack, preview=preview, monitor=RecordingMonitor(mocks))
     pulumi.runtime.test(body)()
     return mocks
 

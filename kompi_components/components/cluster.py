@@ -2,24 +2,23 @@
 
 # No `from __future__ import annotations`: Pulumi's component provider reads the hints below at run time.
 import shlex
-from typing import Any
 
 import pulumi
 
 from kompi_components import contract
 from kompi_components.components.args import ClusterArgs
 from kompi_components.components.data_guard import DataGuard, claim_identities
-from kompi_components.components.inputs import Resolved, resolve, with_known
+from kompi_components.components.inputs import Resolved, resolve
 from kompi_components.components.object_group import Naming, ObjectGroup
+from kompi_components.components.object_inputs import ObjectInputs
 from kompi_components.components.rollout import StatefulSetRollout
 from kompi_components.components.ssh_identity import SshIdentity
 from kompi_components.config.schema import KompiConfig
 from kompi_components.kube.access import ClusterAccess
 from kompi_components.manifests.cluster import ClusterObjects, build_cluster
-from kompi_components.manifests.meta import KubeObject, Manifest
+from kompi_components.manifests.meta import KubeObject
 from kompi_components.manifests.pod import MPI_CONTAINER
-from kompi_components.manifests.preparation import job_name, spec_hash
-from kompi_components.naming import Names, cluster_names
+from kompi_components.naming import cluster_names
 
 TYPE = "kompi:index:Cluster"
 
@@ -73,29 +72,30 @@ class KompiCluster(pulumi.ComponentResource):
         self._access = _access(resolved)
         self._timeout = config.rollout_timeout_seconds
         names = cluster_names(config)
-        known = _Known(resolved, names)
-        # Clusters made by kompi 0.1.0 (the stack program, named after their clusterName) keep their objects.
-        self._naming = Naming(name, legacy=name == config.cluster_name and not resolved.deferred, known=known)
         child = pulumi.ResourceOptions(parent=self)
-        patterns = known(names.known_host_patterns())
+        patterns = resolved.derived(lambda real: cluster_names(real).known_host_patterns())
         identity = SshIdentity(f"{name}-ssh", names, config.ssh_key_version, child, known_hosts=patterns)
         objects = build_cluster(config, identity.secret_data)
-        known.claims = [claim.manifest for claim in objects.data]
+        real = None if resolved.real is None else resolved.real.apply(lambda c: build_cluster(c, identity.secret_data))
+        # Clusters made by kompi 0.1.0 (the stack program, named after their clusterName) keep their objects.
+        legacy = name == config.cluster_name and not resolved.deferred
+        self._naming = Naming(name, legacy, "namespace" in resolved.deferred, ObjectInputs(objects, real))
 
         # Everything lives in the namespace, so it comes first when kompi creates it.
         namespace: list[pulumi.Resource] = []
-        self.namespace = pulumi.Output.from_input(known(names.namespace))
+        namespace_name = resolved.derived(lambda real: cluster_names(real).namespace)
+        self.namespace = pulumi.Output.from_input(namespace_name)
         if objects.namespace:
             group = self._group("Namespace", f"{name}-namespace", objects.namespace)
             namespace.append(group)
-            self.namespace = _named_after(group.resources[0], known(names.namespace))
+            self.namespace = _named_after(group.resources[0], namespace_name)
         secret = identity.store(objects.ssh[0], namespace, self._naming)
         pods_need: list[pulumi.Resource] = [*namespace, secret]
         pods_need.append(self._group("Network", f"{name}-network", objects.network, namespace))
         if objects.gang:
             pods_need.append(self._group("GangScheduling", f"{name}-gang", objects.gang, namespace))
         # Objects whose change could delete claims wait for the guard, which refuses such a change.
-        claims = known(claim_identities(objects.all()))
+        claims = claim_identities(objects.all()) if real is None else real.apply(lambda o: claim_identities(o.all()))
         guard = DataGuard(f"{name}-data-guard", claims, config.allow_data_loss, pulumi.ResourceOptions(parent=self))
         pods_need += self._data(name, objects, [*namespace, guard])
         self._rolled(self._group("Workers", f"{name}-workers", objects.workers, [*pods_need, guard]))
@@ -108,7 +108,7 @@ class KompiCluster(pulumi.ComponentResource):
         self.workers = pulumi.Output.from_input(config.workers)
         self.total_slots = pulumi.Output.from_input(total_slots(config))
         self.hostfile = pulumi.Output.from_input(contract.HOSTFILE)
-        self.first_job = pulumi.Output.from_input(known(first_job_command(config)))
+        self.first_job = pulumi.Output.from_input(resolved.derived(first_job_command))
         self.ssh_public_key = identity.public_key
         self.register_outputs(
             {
@@ -136,13 +136,13 @@ class KompiCluster(pulumi.ComponentResource):
         """Each StatefulSet of the group gets the step that rolls all its pods at once and waits for them
         (a group has one at most); returns it."""
         rollout = None
-        for manifest, resource in zip(group.manifests, group.resources, strict=True):
-            if manifest["kind"] == "StatefulSet":
-                statefulset = manifest["metadata"]["name"]  # (the cluster's name, never a value known later)
+        for item, inputs, resource in zip(group.objects, group.manifests, group.resources, strict=True):
+            if item.manifest["kind"] == "StatefulSet":
+                statefulset = item.manifest["metadata"]["name"]  # (the cluster's name, never a value known later)
                 aliases = self._naming.aliases(f"{statefulset}-rollout")
                 opts = pulumi.ResourceOptions(parent=group, aliases=aliases)
                 name = f"{self._naming.owner}-{statefulset}-rollout"
-                rollout = StatefulSetRollout(name, manifest, resource, self._access, self._timeout, opts)
+                rollout = StatefulSetRollout(name, inputs, resource, self._access, self._timeout, opts)
         return rollout
 
     def _data(self, name: str, objects: ClusterObjects, need: list[pulumi.Resource]) -> list[pulumi.Resource]:
@@ -156,27 +156,6 @@ class KompiCluster(pulumi.ComponentResource):
         # pulumi-kubernetes waits for the Job to complete; a failed Job stops `up` before any MPI pod exists.
         job = self._group("DataPreparation", f"{name}-data-preparation", objects.preparation, [*need, claims])
         return [claims, job]
-
-
-class _Known:
-    """Gives manifests and names the values known only during `up` (identity when there are none). The
-    data-preparation Job's name is the hash of its real spec, so it is computed again from it."""
-
-    def __init__(self, resolved: Resolved, names: Names) -> None:
-        self._known = resolved.known
-        self._names = names
-        self.claims: list[Manifest] = []  # the data claims, which the Job's hash covers too
-
-    def __call__(self, value: Any) -> Any:
-        known = with_known(value, self._known)
-        if self._known is None or not isinstance(value, dict) or value.get("kind") != "Job":
-            return known
-        if "activeDeadlineSeconds" in value.get("spec", {}) and "-prepare-" in value["metadata"]["name"]:
-            spec = pulumi.Output.from_input(known["spec"])
-            known["metadata"] = dict(known["metadata"]) | {
-                "name": spec.apply(lambda real: job_name(self._names, spec_hash(real, self.claims)))
-            }
-        return known
 
 
 def _access(resolved: Resolved) -> ClusterAccess:

@@ -2,17 +2,20 @@
 
 Plain values are checked as stack config is, before anything is registered, with the same one-line
 errors. A value that is an Output (the namespace or image of another resource) is known only during
-``up``: the config is built with a stand-in for it, so that the objects, their names and their order are
-decided at once, and every string that holds the stand-in becomes an Output of the real value, which is
-checked with the same messages once known (a bad one fails the resources that use it).
+``up``. Two configs come out then:
+- the shape config, with a fixed shape value in place of each Output: it decides at once how many objects
+  there are, of which kinds, with which Pulumi options and under which Pulumi names (no deferred value
+  changes those); no resource input is made from it;
+- the real config, an Output: checked with the same messages once its values are known, it builds the
+  objects that are created (a bad value fails the resources that use it).
 """
 
 from __future__ import annotations
 
 import inspect
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import pulumi
 from pydantic import BaseModel
@@ -22,13 +25,15 @@ from kompi_components.config.load import load_config
 from kompi_components.config.reference import model_of
 from kompi_components.config.schema import KompiConfig
 
-# Config key -> its stand-in while the value is unknown: valid where the real value must be, and found in
-# no other string kompi writes.
-STAND_INS = {
+# Config key that takes an Output -> its value in the shape config: valid where the real value must be. The
+# Pulumi name of an object named after the hash of its spec (the data-preparation Job) is derived from them,
+# so they never change.
+SHAPE_VALUES = {
     "namespace": "kompi-unknown-ns-5f3c",
     "image": "kompi-unknown.invalid/image-5f3c",
     "imageTag": "kompi-unknown-tag-5f3c",
 }
+T = TypeVar("T")
 # Arguments that are not stack config: how the rollout step reaches the cluster (kompi_components.kube.access).
 ACCESS_ARGS = ("kubeconfig", "kube_context", "kube_cluster")
 
@@ -94,7 +99,7 @@ class _AnOutput:
 
 def _refuse_nested_outputs(key: str, value: Any) -> None:
     if is_output(value):
-        expected = f"a plain value (only {', '.join(STAND_INS)} take Outputs)"
+        expected = f"a plain value (only {', '.join(SHAPE_VALUES)} take Outputs)"
         raise InvalidArgs(key, _AnOutput(), expected)
     if isinstance(value, Mapping):
         for inner, item in value.items():
@@ -106,63 +111,31 @@ def _refuse_nested_outputs(key: str, value: Any) -> None:
 
 @dataclass(frozen=True)
 class Resolved:
-    """``config`` holds the stand-ins of ``deferred`` keys; ``known`` maps each stand-in to its real value,
-    after the real config passed the checks (None: nothing deferred)."""
+    """``config``: the shape config (the real one when nothing is deferred); ``real``: the real config once the
+    ``deferred`` keys are known and it passed the checks (None: nothing deferred)."""
 
     config: KompiConfig
     deferred: frozenset[str]
-    known: pulumi.Output[dict[str, str]] | None
+    real: pulumi.Output[KompiConfig] | None
     access: dict[str, Any]
+
+    def derived(self, derive: Callable[[KompiConfig], T]) -> T | pulumi.Output[T]:
+        """What ``derive`` makes of the real config: a plain value when nothing is deferred, else an Output."""
+        return derive(self.config) if self.real is None else self.real.apply(derive)
 
 
 def resolve(args: Mapping[str, Any], default_cluster_name: str) -> Resolved:
     """Raises InvalidArgs for the first bad plain value, before anything is registered."""
     raw = config_keys({key: whole_numbers(value) for key, value in args.items() if key not in ACCESS_ARGS})
     raw.setdefault("clusterName", default_cluster_name)
-    outputs = {key: value for key, value in raw.items() if key in STAND_INS and is_output(value)}
+    outputs = {key: value for key, value in raw.items() if key in SHAPE_VALUES and is_output(value)}
     for key, value in raw.items():
         if key not in outputs:
             _refuse_nested_outputs(key, value)
-    config = checked_config(raw | {key: STAND_INS[key] for key in outputs})
+    config = checked_config(raw | {key: SHAPE_VALUES[key] for key in outputs})
     access = {key: args[key] for key in ACCESS_ARGS if args.get(key) is not None}
     if not outputs:
         return Resolved(config, frozenset(), None, access)
-
-    def check(values: dict[str, Any]) -> dict[str, str]:
-        checked_config(raw | values)
-        return {STAND_INS[key]: str(value) for key, value in values.items()}
-
-    known = pulumi.Output.all(**{key: pulumi.Output.from_input(value) for key, value in outputs.items()}).apply(check)
-    return Resolved(config, frozenset(outputs), known, access)
-
-
-def holds_stand_in(text: str) -> bool:
-    return any(stand_in in text for stand_in in STAND_INS.values())
-
-
-def _replaced(value: Any, known: Mapping[str, str]) -> Any:
-    if isinstance(value, str):
-        for stand_in, real in known.items():
-            value = value.replace(stand_in, real)
-        return value
-    if isinstance(value, Mapping):
-        return {_replaced(key, known): _replaced(item, known) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_replaced(item, known) for item in value]
-    return value
-
-
-def with_known(value: Any, known: pulumi.Output[dict[str, str]] | None) -> Any:
-    """``value`` (a manifest, a name, ...) with every stand-in replaced by its real value: the strings that
-    hold one become Outputs, the rest stays plain (a dict whose keys hold one becomes one Output)."""
-    if known is None:
-        return value
-    if isinstance(value, str):
-        return known.apply(lambda values: _replaced(value, values)) if holds_stand_in(value) else value
-    if isinstance(value, Mapping):
-        if any(isinstance(key, str) and holds_stand_in(key) for key in value):
-            return known.apply(lambda values: _replaced(dict(value), values))
-        return {key: with_known(item, known) for key, item in value.items()}
-    if isinstance(value, list):
-        return [with_known(item, known) for item in value]
-    return value
+    values = pulumi.Output.all(**{key: pulumi.Output.from_input(value) for key, value in outputs.items()})
+    real = values.apply(lambda known: checked_config(raw | {key: str(value) for key, value in known.items()}))
+    return Resolved(config, frozenset(outputs), real, access)

@@ -8,7 +8,6 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from kompi_components.components.inputs import holds_stand_in
 from kompi_components.manifests.meta import Manifest, ObjectOptions
 
 _RESOURCE_CLASSES: dict[tuple[str, str], Any] = {
@@ -37,14 +36,14 @@ def legacy_name(manifest: Manifest) -> str:
     return f"{manifest['kind'].lower()}-{manifest['metadata']['name']}"
 
 
-def logical_name(owner: str, manifest: Manifest) -> str:
+def logical_name(owner: str, manifest: Manifest, by_role: bool = False) -> str:
     """Pulumi's name for the object: the owning cluster's resource name, its kind and its Kubernetes name, so
-    that clusters of one stack never share one (two may have the same clusterName in two namespaces). A
-    namespace known only during `up` is named by its role."""
-    name = manifest["metadata"]["name"]
-    if holds_stand_in(name):
+    that clusters of one stack never share one (two may have the same clusterName in two namespaces).
+    ``by_role``: the Kubernetes name is known only during `up` (a namespace given as an Output), so the kind
+    alone names it."""
+    if by_role:
         return f"{owner}-{manifest['kind'].lower()}"
-    return f"{owner}-{manifest['kind'].lower()}-{name}"
+    return f"{owner}-{manifest['kind'].lower()}-{manifest['metadata']['name']}"
 
 
 def create_object(

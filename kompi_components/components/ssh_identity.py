@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING, Any
 import pulumi
 import pulumi_random as random
 
-from kompi_components.components.kubernetes_object import create_object, legacy_name, logical_name
 from kompi_components.manifests.meta import KubeObject
 from kompi_components.naming import Names
 
@@ -51,9 +50,7 @@ class SshIdentity(pulumi.ComponentResource):
 
     def store(self, secret: KubeObject, depends_on: list[pulumi.Resource], naming: Naming) -> pulumi.CustomResource:
         """Create the Secret (built from ``secret_data`` by kompi.manifests) as a child."""
-        manifest = secret.manifest
-        aliases = naming.aliases(legacy_name(manifest))
-        opts = pulumi.ResourceOptions(parent=self, depends_on=depends_on, aliases=aliases)
-        created = create_object(logical_name(naming.owner, manifest), naming.known(manifest), opts, secret.options)
+        opts = pulumi.ResourceOptions(parent=self, depends_on=depends_on)
+        created = naming.create(secret, naming.inputs(secret), opts)
         self.register_outputs({"publicKey": self.public_key})
         return created

@@ -3,6 +3,7 @@ from opts, two clusters in one stack, the names of kompi 0.1.0 carried over by a
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pulumi
@@ -10,6 +11,8 @@ import pulumi_kubernetes as k8s
 import pytest
 
 from kompi_components.api import ClusterArgs, InvalidArgs, KompiCluster
+from kompi_components.components.inputs import SHAPE_VALUES
+from kompi_components.components.object_inputs import ShapeMismatch, _same_object
 from kompi_components.config.args_source import args_module_source
 from tests.golden import golden_objects
 from tests.program.parity import by_identity
@@ -28,6 +31,14 @@ TRAIN: ClusterArgs = {
     "worker_pod": {"node_selector": {"pool": "gpu"}, "resources": {"requests": {"cpu": "2"}}},
     "data_volumes": [{"name": "train", "size": "1Gi", "mount_path": "/train", "retain": True}],
     "data_preparation": {"command": ["python3", "/prepare.py"]},
+}
+
+
+# TRAIN's namespace and image as Outputs of other resources would give them
+DEFERRED = {
+    "namespace": pulumi.Output.from_input("ml"),
+    "image": pulumi.Output.from_input("registry.example.com/ml/kompi"),
+    "image_tag": pulumi.Output.from_input("4.1.4-bookworm-0.1.0"),
 }
 
 
@@ -52,12 +63,7 @@ def test_plain_args_create_the_golden_objects_of_the_same_config() -> None:
 
 def test_namespace_and_image_from_outputs_create_the_same_objects_as_plain_values() -> None:
     plain = _manifests(_cluster("train", TRAIN))
-    deferred = TRAIN | {
-        "namespace": pulumi.Output.from_input("ml"),
-        "image": pulumi.Output.from_input("registry.example.com/ml/kompi"),
-        "image_tag": pulumi.Output.from_input("4.1.4-bookworm-0.1.0"),
-    }
-    mocks = _cluster("train", deferred)
+    mocks = _cluster("train", TRAIN | DEFERRED)  # type: ignore[arg-type]
     assert _manifests(mocks) == plain  # the data-preparation Job's hashed name included
     rollouts = {
         r.inputs["statefulset"]: r.inputs["namespace"] for r in mocks.of_type(DYNAMIC) if "statefulset" in r.inputs
@@ -65,6 +71,53 @@ def test_namespace_and_image_from_outputs_create_the_same_objects_as_plain_value
     assert rollouts == {"train-master": "ml", "train-worker": "ml"}
     (guard,) = [r for r in mocks.of_type(DYNAMIC) if "claims" in r.inputs]
     assert "PersistentVolumeClaim ml/train-data-train" in guard.inputs["claims"]
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [text for key, item in value.items() for text in (*_strings(key), *_strings(item))]
+    if isinstance(value, list):
+        return [text for item in value for text in _strings(item)]
+    return []
+
+
+def _shape_values_in(inputs: dict[str, Any]) -> list[str]:
+    texts = _strings(unwrap_secrets(inputs))
+    return [text for text in texts if any(shape in text for shape in SHAPE_VALUES.values())]
+
+
+def test_no_input_is_made_from_the_shape_values_and_a_deferred_namespace_is_named_by_its_role() -> None:
+    args = TRAIN | {"create_namespace": True, "data_volumes": [], "data_preparation": None}
+    plain = _cluster("train", args)  # type: ignore[arg-type]
+    deferred = _cluster("train", args | DEFERRED)  # type: ignore[arg-type]
+    assert _manifests(deferred) == _manifests(plain)
+    assert [(r.name, _shape_values_in(r.inputs)) for r in deferred.registrations if _shape_values_in(r.inputs)] == []
+    names = {r.name for r in deferred.of_type(KUBERNETES_PREFIX)}
+    assert names == {r.name for r in plain.of_type(KUBERNETES_PREFIX)} - {"train-namespace-ml"} | {"train-namespace"}
+
+
+def _unknown() -> pulumi.Output[str]:
+    """An Output whose value `pulumi preview` does not know (the name of a namespace it has yet to create)."""
+    loop = asyncio.get_event_loop()
+    value, known = loop.create_future(), loop.create_future()
+    value.set_result(None)
+    known.set_result(False)
+    return pulumi.Output(set(), value, known)
+
+
+def test_a_namespace_unknown_in_preview_registers_the_same_resources_with_unknown_fields() -> None:
+    args = TRAIN | {"data_volumes": [], "data_preparation": None}
+    known = run_body(lambda: KompiCluster("train", args | {"namespace": pulumi.Output.from_input("ml")}), preview=True)
+    unknown = run_body(lambda: KompiCluster("train", args | {"namespace": _unknown()}), preview=True)
+    assert sorted((r.type_, r.name) for r in unknown.registrations) == sorted(
+        (r.type_, r.name) for r in known.registrations
+    )
+    (workers,) = [r for r in unknown.of_type("kubernetes:apps/v1:StatefulSet") if r.name.endswith("-worker")]
+    assert workers.inputs["kind"] == "StatefulSet"
+    assert isinstance(workers.inputs["metadata"]["namespace"], pulumi.output.Unknown)
+    assert _shape_values_in(workers.inputs) == [], "no shape value stands in for the unknown namespace"
 
 
 def test_the_ssh_host_key_is_trusted_for_the_namespace_known_during_up() -> None:
@@ -161,3 +214,12 @@ def test_host_network_without_interfaces_registers_nothing_and_says_what_stack_c
     with pytest.raises(InvalidArgs, match=r"^invalid config kompi:hostNetwork\.mpiInterfaces = <missing>: expected "):
         run_body(lambda: KompiCluster("train", args), mocks)  # type: ignore[arg-type]
     assert mocks.registrations == []
+
+
+def test_real_objects_other_than_the_shape_ones_are_refused_as_kompis_defect() -> None:
+    shape = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "a"}, "stringData": {}}
+    assert _same_object(shape, shape | {"stringData": {"k": "v"}})["stringData"] == {"k": "v"}
+    with pytest.raises(ShapeMismatch, match=r"^kompi built ConfigMap a in place of Secret$"):
+        _same_object(shape, shape | {"kind": "ConfigMap"})
+    with pytest.raises(ShapeMismatch):
+        _same_object(shape, shape | {"metadata": {"name": "a", "namespace": "ml"}})

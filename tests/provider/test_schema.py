@@ -13,7 +13,7 @@ import pytest
 from pulumi.runtime.proto import provider_pb2, provider_pb2_grpc
 
 from kompi_components import contract
-from kompi_components.components.inputs import STAND_INS
+from kompi_components.components.inputs import SHAPE_VALUES
 from kompi_components.config.load import key_names
 from kompi_components.config.schema import KompiConfig
 from kompi_components.provider import engine_arguments, schema
@@ -74,7 +74,7 @@ def test_the_cluster_takes_every_config_key_and_the_rollouts_cluster_access(serv
 def test_only_the_namespace_the_image_and_the_access_take_outputs(served: dict[str, Any]) -> None:
     inputs = served["resources"][CLUSTER]["inputProperties"]
     takes_outputs = {key for key, spec in inputs.items() if not spec.get("plain")}
-    assert takes_outputs == set(STAND_INS) | {"kubeconfig", "kubeContext", "kubeCluster"}
+    assert takes_outputs == set(SHAPE_VALUES) | {"kubeconfig", "kubeContext", "kubeCluster"}
     assert inputs["workerPod"]["$ref"] == "#/types/kompi:index:PodSettingsArgs"
     assert served["types"]["kompi:index:PodSettingsArgs"]["properties"]["nodeSelector"]["type"] == "object"
 
