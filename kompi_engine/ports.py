@@ -4,7 +4,11 @@ cluster's API server port (Ports.of_apiserver)."""
 
 from __future__ import annotations
 
+import os
 from dataclasses import asdict, dataclass, fields
+
+# Shifts every port of the local cluster that bin/kompi starts or uses (the tests' clusters run beside a user's).
+OFFSET_VARIABLE = "KOMPI_LOCAL_PORT_OFFSET"
 
 # in a real node's own network namespace: they never meet the host's
 IN_NODE_NAMESPACE = ("coredns_health", "coredns_ready", "kube_router_health")
@@ -27,6 +31,11 @@ class Ports:
     def shifted(cls, offset: int) -> Ports:
         """Another set of ports, so a test cluster can run beside a user's."""
         return cls(*(port + offset for port in asdict(cls()).values()))
+
+    @classmethod
+    def from_environment(cls) -> Ports:
+        """The default ports, or all of them shifted by $KOMPI_LOCAL_PORT_OFFSET."""
+        return cls.shifted(int(os.environ.get(OFFSET_VARIABLE) or 0))
 
     @classmethod
     def of_apiserver(cls, apiserver: int) -> Ports:

@@ -93,7 +93,7 @@ def test_the_cache_key_changes_with_any_version(monkeypatch) -> None:
 
 
 def test_the_last_error_line_is_what_kompis_own_step_raised() -> None:
-    from kompi_engine.cli import _last_error_line
+    from kompi_engine.operation import last_error_line
 
     diagnostics = "\n".join(
         [
@@ -108,6 +108,6 @@ def test_the_last_error_line_is_what_kompis_own_step_raised() -> None:
             "error: update failed",
         ]
     )
-    assert _last_error_line(RuntimeError(diagnostics)) == "refused: this change deletes claims"
+    assert last_error_line(RuntimeError(diagnostics)) == "refused: this change deletes claims"
     job = "  * [DeadlineExceeded] Job was active longer than specified deadline\nerror: update failed"
-    assert _last_error_line(RuntimeError(job)) == "[DeadlineExceeded] Job was active longer than specified deadline"
+    assert last_error_line(RuntimeError(job)) == "[DeadlineExceeded] Job was active longer than specified deadline"
