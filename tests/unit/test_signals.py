@@ -8,7 +8,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -24,6 +23,23 @@ trap 'echo interrupted > "$0.signalled"; exit 0' INT
 echo $! > "$0.pid" && mv "$0.pid" "$0.provider"
 while :; do sleep 0.05; done
 """
+# Another process kompi started: it notes each SIGINT and SIGUSR1 it gets in the file named by its argument,
+# once its traps are set.
+RECORDER = """trap 'echo INT >> "$0"' INT
+trap 'echo USR1 >> "$0"' USR1
+echo READY >> "$0"
+while :; do sleep 0.05; done
+"""
+
+
+def _signals_noted(record: Path) -> list[str]:
+    return record.read_text().split() if record.exists() else []
+
+
+def _default_sigint() -> None:
+    # SIGINT as a terminal leaves it: a shell started with SIGINT ignored (a CI job run in the background of
+    # another shell) may not trap it (the real CLI, in Go, installs its own handler)
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def test_the_cli_is_pulumi_run_by_the_automation_api() -> None:
@@ -59,17 +75,20 @@ def test_interrupt_reaches_the_cli_and_its_dynamic_provider_and_no_other_child(
     cli = tmp_path / "pulumi"
     cli.write_text(FAKE_CLI)
     cli.chmod(0o755)
-    # SIGINT as a terminal leaves it: a shell started with SIGINT ignored (a CI job run in the background of
-    # another shell) may not trap it, and the stand-in would never exit (the real CLI, in Go, installs its own)
     running = subprocess.Popen(
         [str(cli), "--non-interactive", "up"],
         env=os.environ | {"PROVIDER_PYTHON": sys.executable},
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        preexec_fn=_default_sigint,
     )
     # a daemon as the local cluster starts it (its own session), and a kubectl-like call in kompi's group
-    daemon = subprocess.Popen(["sleep", "60"], start_new_session=True)
-    call = subprocess.Popen(["sleep", "60"])
+    records = {name: tmp_path / f"{name}.signals" for name in ("daemon", "call")}
+    daemon = subprocess.Popen(
+        ["sh", "-c", RECORDER, records["daemon"]], start_new_session=True, preexec_fn=_default_sigint
+    )
+    call = subprocess.Popen(["sh", "-c", RECORDER, records["call"]], preexec_fn=_default_sigint)
     try:
+        for record in records.values():
+            wait_until("a recorder's traps", lambda r=record: _signals_noted(r) == ["READY"], 10)
         wait_until("the fake CLI's provider", lambda: Path(f"{cli}.provider").exists(), 10)
         provider = int(Path(f"{cli}.provider").read_text())
         wait_until("it to exec Python", lambda: is_dynamic_provider(_command_line(provider)), 10)
@@ -80,7 +99,12 @@ def test_interrupt_reaches_the_cli_and_its_dynamic_provider_and_no_other_child(
         else:
             assert running.wait(10) == 0
             assert Path(f"{cli}.signalled").read_text() == "interrupted\n"
-        time.sleep(0.2)
+        # A SIGINT sent to them comes before the SIGUSR1 sent now (Linux delivers the lower signal first), so
+        # once each notes this SIGUSR1, any SIGINT it was sent is noted too.
+        for process, record in ((daemon, records["daemon"]), (call, records["call"])):
+            process.send_signal(signal.SIGUSR1)
+            wait_until("the recorder's SIGUSR1", lambda r=record: "USR1" in _signals_noted(r), 10)
+            assert _signals_noted(record) == ["READY", "USR1"]
         assert daemon.poll() is None and call.poll() is None
     finally:
         for process in (running, daemon, call):
