@@ -7,13 +7,17 @@ import io
 import json
 import tarfile
 import tomllib
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from kompi_engine.fabric import Fabric, FabricError, check_mtu
 from kompi_engine.node_images import PAUSE_IMAGE, write_pause_archive
-from kompi_engine.real_node import RealNode, RealNodeError, _toml
+from kompi_engine.real_node import RealNode, RealNodeError
+from kompi_engine.real_node import node as node_module
+from kompi_engine.real_node.containerd import toml
+from kompi_engine.real_node.step import Step
 
 
 def test_containerd_config_is_the_toml_it_describes() -> None:
@@ -28,7 +32,7 @@ def test_containerd_config_is_the_toml_it_describes() -> None:
             }
         },
     }
-    assert tomllib.loads(_toml(config)) == config
+    assert tomllib.loads(toml(config)) == config
 
 
 def test_the_pause_archive_is_a_docker_archive_whose_layer_matches_its_config(tmp_path: Path) -> None:
@@ -87,31 +91,76 @@ def test_an_mtu_no_link_carries_is_refused(mtu: int) -> None:
         check_mtu(mtu)
 
 
-def test_a_failed_step_is_named_and_down_runs_after_the_steps_that_ran(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """`up` as its runner sees it: the host checks and the steps' own work stand in; the order, the record of
-    the steps done, the error naming the step and the `down` after it are the real node's."""
+def _recording_steps(journal: list[str], failing: str | None = None) -> tuple[Step, ...]:
+    """Steps named as the real node's, whose up and down note themselves in ``journal``; ``failing``'s up
+    fails after noting itself (halfway)."""
+
+    def up(name: str) -> Callable[[RealNode, Callable[[str], None]], None]:
+        def run(node: RealNode, log: Callable[[str], None]) -> None:
+            journal.append(f"up {name}")
+            if name == failing:
+                raise RealNodeError("socat: address in use")
+
+        return run
+
+    def down(name: str) -> Callable[[RealNode, bool], None]:
+        return lambda node, graceful: journal.append(f"down {name}{'' if graceful else ' (power off)'}")
+
+    return tuple(Step(step.name, up(step.name), down(step.name)) for step in node_module.STEPS)
+
+
+@pytest.fixture
+def bare_node(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> RealNode:
+    """A node as its runner sees it: no host checks, no images, no link, no API server."""
     node = RealNode(tmp_path / "state", tmp_path / "bin", 56443, "10.96.0.10")  # no test block's ports
-    ran: list[str] = []
-    recorded: list[list[str]] = []
     monkeypatch.setattr(node, "check_host", lambda: None)
-    monkeypatch.setattr(node, "_from_podman", lambda names: {})
+    monkeypatch.setattr(node_module, "from_podman", lambda names: {})
     monkeypatch.setattr(Fabric, "exists", lambda self: True)
-    for name in ("_network", "_containerd"):
-        monkeypatch.setattr(node, name, lambda name=name: ran.append(name))
+    monkeypatch.setattr(node, "kubectl", lambda *args, **kwargs: "")
+    return node
 
-    def proxies() -> None:
-        recorded.append(node.steps_done())
-        raise RealNodeError("socat: address in use")
 
-    monkeypatch.setattr(node, "_proxies", proxies)
-    monkeypatch.setattr(node, "down", lambda: ran.append("down") or [])
+def test_a_failed_step_is_named_and_down_undoes_what_began_in_reverse(
+    bare_node: RealNode, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    journal: list[str] = []
+    monkeypatch.setattr(node_module, "STEPS", _recording_steps(journal, failing="containerd"))
     lines: list[str] = []
 
-    with pytest.raises(RealNodeError, match=r"^real node kompi-node, step proxies: socat: address in use$"):
-        node.up(lines.append)
+    with pytest.raises(RealNodeError, match=r"^real node kompi-node, step containerd: socat: address in use$"):
+        bare_node.up(lines.append)
 
-    assert ran == ["_network", "down"]  # containerd never started; down came right after the failure
-    assert recorded == [["network"]]  # the record said what had run when the step failed
-    assert lines == ["real node kompi-node: proxies failed; stopping what ran (network)"]
+    # the failed step is undone too (it may have done part of its work); nothing after it ran
+    assert journal == ["up network", "up proxies", "up containerd", "down containerd", "down proxies", "down network"]
+    assert lines == ["real node kompi-node: containerd failed; undoing containerd, proxies, network"]
+    assert bare_node.steps_begun() == []  # down removed the record
+
+
+def test_down_undoes_every_step_of_a_node_that_came_up_and_power_off_drains_nothing(
+    bare_node: RealNode, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    journal: list[str] = []
+    monkeypatch.setattr(node_module, "STEPS", _recording_steps(journal))
+    bare_node.up(lambda line: None)
+    names = [step.name for step in node_module.STEPS]
+    assert bare_node.steps_begun() == names
+    journal.clear()
+
+    bare_node.power_off()
+    assert journal == [f"down {name} (power off)" for name in reversed(names)]
+    assert bare_node.steps_begun() == []  # a second power_off or down undoes nothing twice
+    journal.clear()
+    bare_node.up(lambda line: None)
+    journal.clear()
+    bare_node.down()
+    assert journal == [f"down {name}" for name in reversed(names)]
+
+
+def test_a_node_without_a_record_but_with_its_namespace_is_undone_whole(
+    bare_node: RealNode, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    journal: list[str] = []
+    monkeypatch.setattr(node_module, "STEPS", _recording_steps(journal))
+    monkeypatch.setattr(RealNode, "in_use", lambda self: True)  # (a node an older kompi started)
+    bare_node.down()
+    assert journal == [f"down {step.name}" for step in reversed(node_module.STEPS)]
