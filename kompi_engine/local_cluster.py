@@ -19,7 +19,7 @@ from pathlib import Path
 
 import yaml
 
-from kompi_components.kube.conditions import is_ready
+from kompi_components.kube.conditions import has_condition, is_ready
 from kompi_engine import local_gang, paths, versions
 from kompi_engine.fabric import DEFAULT_MTU, Fabric, check_mtu
 from kompi_engine.gang_scheduler import CONTROLLER_BINARY, SCHEDULER_BINARY
@@ -360,8 +360,9 @@ class LocalCluster:
 
     def _start_gang_scheduler(self, log: Callable[[str], None]) -> None:
         """Coscheduling and its PodGroup controller, once their CRDs serve and their users may act."""
-        crds = [f"crd/{name}" for name in local_gang.CRD_NAMES]
-        self.kubectl("wait", "--for=condition=Established", "--timeout=60s", *crds)
+        # (not `kubectl wait --for=condition=Established`: it fails at once on a CRD whose status has no
+        # conditions yet, "status.conditions accessor error: <nil>", as a cold CI run met)
+        self._wait("the gang scheduler's CRDs", 60, self._gang_crds_established, log)
         self.kubectl("apply", "-f", "-", input_text=yaml.safe_dump_all(local_gang.rbac_manifests()))
         config_file = self.state / "scheduler-plugins-config.yaml"
         kubeconfig = self.state / "scheduler-plugins.kubeconfig"
@@ -412,6 +413,14 @@ class LocalCluster:
 
     def _default_account_exists(self) -> bool:
         return bool(self.kubectl("get", "serviceaccount", "default", "-n", "default", "-o", "name", check=False))
+
+    def _gang_crds_established(self) -> bool:
+        listed = self.kubectl("get", "crd", *local_gang.CRD_NAMES, "-o", "json", check=False)
+        if not listed:
+            return False
+        document = json.loads(listed)
+        crds = document.get("items", [document])
+        return len(crds) == len(local_gang.CRD_NAMES) and all(has_condition(crd, "Established") for crd in crds)
 
     def _wait(self, what: str, timeout: float, ready: Callable[[], bool], log: Callable[[str], None]) -> None:
         seconds = wait_until_ready(what, timeout, ready, self.processes, LocalClusterError)

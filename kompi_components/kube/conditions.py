@@ -6,10 +6,15 @@ from collections.abc import Mapping
 from typing import Any
 
 
+def has_condition(resource: Mapping[str, Any], condition: str) -> bool:
+    """The object's ``condition`` is True (an object whose status has no conditions yet has none)."""
+    conditions = (resource.get("status") or {}).get("conditions") or []
+    return any(c["type"] == condition and c["status"] == "True" for c in conditions)
+
+
 def is_ready(resource: Mapping[str, Any]) -> bool:
     """A pod's or a node's Ready condition is True."""
-    conditions = resource.get("status", {}).get("conditions", [])
-    return any(c["type"] == "Ready" and c["status"] == "True" for c in conditions)
+    return has_condition(resource, "Ready")
 
 
 def is_lost(node: Mapping[str, Any] | None) -> bool:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kompi_components.kube.conditions import is_ready
+from kompi_components.kube.conditions import has_condition, is_ready
 
 
 def status(*conditions: tuple[str, str]) -> dict[str, object]:
@@ -19,3 +19,10 @@ def test_not_ready_without_conditions_or_status() -> None:
     assert not is_ready(status(("PodScheduled", "True")))
     assert not is_ready({"status": {}})
     assert not is_ready({})
+
+
+def test_a_crd_just_created_has_no_condition_until_its_status_lists_it() -> None:
+    # a CRD right after `kubectl apply`: status.conditions null, which `kubectl wait` fails on
+    assert not has_condition({"status": {"conditions": None}}, "Established")
+    assert not has_condition({"status": None}, "Established")
+    assert has_condition(status(("NamesAccepted", "True"), ("Established", "True")), "Established")
