@@ -16,7 +16,14 @@ from kompi_components.components.object_inputs import ShapeMismatch, _same_objec
 from kompi_components.config.args_source import args_module_source
 from tests.golden import golden_objects
 from tests.program.parity import by_identity
-from tests.pulumi_mocks import KUBERNETES_PREFIX, RecordingMocks, registered_manifests, run_body, unwrap_secrets
+from tests.pulumi_mocks import (
+    KUBERNETES_PREFIX,
+    RecordingMocks,
+    is_secret,
+    registered_manifests,
+    run_body,
+    unwrap_secrets,
+)
 from tests.stacks import REPO
 
 DYNAMIC = "pulumi-python:dynamic:Resource"
@@ -94,6 +101,8 @@ def test_no_input_is_made_from_the_shape_values_and_a_deferred_namespace_is_name
     deferred = _cluster("train", args | DEFERRED)  # type: ignore[arg-type]
     assert _manifests(deferred) == _manifests(plain)
     assert [(r.name, _shape_values_in(r.inputs)) for r in deferred.registrations if _shape_values_in(r.inputs)] == []
+    (secret,) = deferred.of_type("kubernetes:core/v1:Secret")
+    assert is_secret(secret.inputs["stringData"])  # read from the real objects, still a Pulumi secret
     names = {r.name for r in deferred.of_type(KUBERNETES_PREFIX)}
     assert names == {r.name for r in plain.of_type(KUBERNETES_PREFIX)} - {"train-namespace-ml"} | {"train-namespace"}
 
