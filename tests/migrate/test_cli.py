@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from tests.migrate.helpers import FIXTURES, Kompi, render, write_values
 from tests.stacks import REPO
@@ -151,8 +152,8 @@ def test_a_missing_project_dir_says_where_it_looked(kompi: Kompi, project: Path)
 def test_a_release_in_a_namespace_the_cluster_owns_does_not_create_it(kompi: Kompi, project: Path) -> None:
     run, _ = import_values(kompi, project, {}, "--namespace", "default")
     assert run.code == 0, run.err
-    text = (project / "Pulumi.imported.yaml").read_text()
-    assert "kompi:namespace: default\n" in text and "kompi:createNamespace: false\n" in text
+    config = yaml.safe_load((project / "Pulumi.imported.yaml").read_text())["config"]
+    assert config["kompi:namespace"] == "default" and config["kompi:createNamespace"] is False
     assert run.warnings_for("--namespace")
     assert not [manifest for manifest in render(kompi, project, "imported") if manifest["kind"] == "Namespace"]
 
@@ -246,7 +247,9 @@ def test_the_real_command_line_imports_and_renders(tmp_path: Path) -> None:
         env=os.environ | {"PYTHONPATH": str(REPO)},
     )  # fmt: skip
     assert rendered.returncode == 0, rendered.stderr
-    assert "nvidia.com/gpu: 1" in rendered.stdout
+    (workers,) = [m for m in yaml.safe_load_all(rendered.stdout) if m and m["metadata"]["name"].endswith("-worker")]
+    (mpi,) = [c for c in workers["spec"]["template"]["spec"]["containers"] if c["name"] == "mpi"]
+    assert mpi["resources"]["limits"]["nvidia.com/gpu"] == 1
     bad = project / "bad.yaml"
     bad.write_text("mpiWorkers:\n  nmu: 2\n")
     failed = subprocess.run(
