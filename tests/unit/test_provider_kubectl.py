@@ -4,8 +4,11 @@ lines built from `kubernetes:kubeconfig` / `kubernetes:context` / `kubernetes:cl
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -100,12 +103,24 @@ TARGET = ["--kubeconfig", "/stack/kubeconfig", "--context", "live"]
 
 
 @pytest.fixture
-def recorded(tmp_path: Path) -> tuple[Kubectl, Path]:
+def recorded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Kubectl, Path]]:
+    """The fake kubectl, and after the test the check that it is the only program the caller started: a call
+    beside Kubectl.run would ask kubectl's current context again."""
     log = tmp_path / "calls.jsonl"
     binary = tmp_path / "kubectl"
     binary.write_text(FAKE_KUBECTL.format(python=sys.executable, log=str(log)))
     binary.chmod(0o755)
-    return Kubectl(str(binary), "/stack/kubeconfig", "live"), log
+    started: list[list[str]] = []
+    real_init = subprocess.Popen.__init__
+
+    def recording_init(self: subprocess.Popen[Any], args: Any, *rest: Any, **options: Any) -> None:
+        started.append([str(arg) for arg in args] if isinstance(args, list | tuple) else [str(args)])
+        real_init(self, args, *rest, **options)
+
+    monkeypatch.setattr(subprocess.Popen, "__init__", recording_init)
+    yield Kubectl(str(binary), "/stack/kubeconfig", "live"), log
+    monkeypatch.undo()
+    assert started and all(command[:5] == [str(binary), *TARGET] for command in started), started
 
 
 def calls(log: Path) -> list[list[str]]:
@@ -133,10 +148,3 @@ def test_the_readiness_wait_reads_the_providers_cluster(recorded: tuple[Kubectl,
     assert [call[:4] for call in made] == [TARGET] * 2  # the master's node, that node's kind
     assert [call[4:6] for call in made] == [["get", "pod"], ["get", "node"]]
     assert said == ["kompi-dev-master-0 runs on a kwok node (no container): not asking it for its hostfile"]
-
-
-def test_the_callers_build_no_kubectl_command_of_their_own() -> None:
-    """A call beside Kubectl.run would ask kubectl's current context again."""
-    for name in ("api_watch.py", "gang_watch.py", "job_readiness.py"):
-        text = (REPO / "kompi_engine" / name).read_text()
-        assert "subprocess.run(" not in text and "Popen(" not in text, name
