@@ -19,6 +19,7 @@ import socketserver
 import struct
 import threading
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import dns.flags
@@ -40,6 +41,13 @@ class Faults:
     probability ``deny``, but never in more than ``max_denials_in_row`` answers about it in a row;
     a query is dropped unanswered with probability ``drop`` (``drop_lookups`` for the A queries).
     (A cut SRV answer says nothing of the pods it leaves out, so it denies none.)
+
+    The row counts every answer that said a pod is not there, true ones too (``absent``): a client
+    cannot tell them apart, so a pod back from a spell not ready is denied no more than the rest allow.
+    The row is the client's: on a loaded machine a client may give up waiting for an answer the server
+    sent. Once a pod was answered truly it is answered truly until ``next_round`` (the client that asks
+    again must not meet a denial the row missed), and ``next_round`` is told which pods the client got no
+    answer about: the answers it never read do not move their row.
     """
 
     deny: float = 0.0
@@ -50,16 +58,35 @@ class Faults:
     denials: int = 0
     drops: int = 0
     _in_row: dict[str, int] = field(default_factory=dict)
+    _answered_truly: set[str] = field(default_factory=set)  # this round
+    _row_at_round_start: dict[str, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self._rng = random.Random(self.seed)
 
+    def next_round(self, unseen: Iterable[str] = ()) -> None:
+        """A new sweep begins; ``unseen``: the pods whose answers in the last one the client never read."""
+        for fqdn in unseen:
+            fqdn = fqdn.rstrip(".").lower()
+            self._in_row[fqdn] = self._row_at_round_start.get(fqdn, 0)
+        self._row_at_round_start = dict(self._in_row)
+        self._answered_truly.clear()
+
+    def absent(self, fqdn: str) -> None:
+        """An answer said truly that ``fqdn`` is not there: it counts toward the row."""
+        self._in_row[fqdn] = self._in_row.get(fqdn, 0) + 1
+
     def denied(self, fqdn: str) -> bool:
-        if self._in_row.get(fqdn, 0) < self.max_denials_in_row and self._rng.random() < self.deny:
+        if (
+            fqdn not in self._answered_truly
+            and self._in_row.get(fqdn, 0) < self.max_denials_in_row
+            and self._rng.random() < self.deny
+        ):
             self._in_row[fqdn] = self._in_row.get(fqdn, 0) + 1
             self.denials += 1
             return True
         self._in_row[fqdn] = 0
+        self._answered_truly.add(fqdn)
         return False
 
     def dropped(self, lookup: bool) -> bool:
@@ -86,14 +113,12 @@ class ClusterDns:
         self.tcp_limit = tcp_limit
         self.faults = faults
         self._pods: dict[str, str] = {}  # FQDN -> address of ready pods
+        self._withdrawn: set[str] = set()  # pods once ready, not now: a whole SRV answer speaks for them
         self._record_cache: dict[tuple[dns.name.Name, str, str, int], tuple[dns.rrset.RRset, dns.rrset.RRset]] = {}
         self._lock = threading.Lock()
         self._address = address
         self._dns_port = dns_port
-        self._sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 20)
-        self._sock.settimeout(0.2)
+        self._sock = self._udp_socket()
         self._stop = threading.Event()
         self._tcp: socketserver.ThreadingTCPServer | None = None
         self.queries = 0
@@ -112,11 +137,13 @@ class ClusterDns:
         self._records(dns.name.from_text(self.srv_name), fqdn.lower(), address, 1)  # ready for big answers
         with self._lock:
             self._pods[fqdn.lower()] = address
+            self._withdrawn.discard(fqdn.lower())
             return time.time()
 
     def withdraw(self, fqdn: str) -> float:
         with self._lock:
             self._pods.pop(fqdn.lower(), None)
+            self._withdrawn.add(fqdn.lower())
             return time.time()
 
     def close(self) -> None:
@@ -140,13 +167,16 @@ class ClusterDns:
         name = question.name.to_text().rstrip(".").lower()
         with self._lock:
             pods = dict(self._pods)
+            withdrawn = set(self._withdrawn)
         if name == self.srv_name and pods:
             if question.rdtype in (dns.rdatatype.SRV, dns.rdatatype.ANY):
-                return self._srv_response(response, question.name, pods, limit)
+                return self._srv_response(response, question.name, pods, withdrawn, limit)
         elif name in pods and not self._denied(name):
             if question.rdtype == dns.rdatatype.A:
                 response.answer.append(dns.rrset.from_text(question.name, TTL, "IN", "A", pods[name]))
         else:
+            if name not in pods and self.faults is not None:
+                self.faults.absent(name)
             response.set_rcode(dns.rcode.NXDOMAIN)
         return response.to_wire()
 
@@ -155,7 +185,12 @@ class ClusterDns:
         return self.faults is not None and self.faults.denied(fqdn)
 
     def _srv_response(
-        self, response: dns.message.Message, owner: dns.name.Name, pods: dict[str, str], limit: int
+        self,
+        response: dns.message.Message,
+        owner: dns.name.Name,
+        pods: dict[str, str],
+        withdrawn: set[str],
+        limit: int,
     ) -> bytes:
         def render(fqdns: list[str]) -> tuple[bytes, bool]:
             weight = max(1, 100 // max(1, len(fqdns)))
@@ -174,6 +209,9 @@ class ClusterDns:
         fqdns = sorted(pods)
         wire, whole = render(fqdns)
         if whole:  # stray denials leave records out of a whole answer only
+            if self.faults is not None:
+                for fqdn in withdrawn:
+                    self.faults.absent(fqdn)
             kept = [fqdn for fqdn in fqdns if not self._denied(fqdn)]
             if kept != fqdns:
                 wire, _ = render(kept)
@@ -194,6 +232,14 @@ class ClusterDns:
             self._record_cache[key] = records
         return records
 
+    @staticmethod
+    def _udp_socket() -> socket.socket:
+        sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 20)
+        sock.settimeout(0.2)
+        return sock
+
     def _bind(self) -> bool:
         # podman gives the bridge its gateway address only when the first container joins.
         while not self._stop.is_set():
@@ -202,7 +248,14 @@ class ClusterDns:
             except OSError:
                 time.sleep(0.01)
                 continue
-            self._serve_tcp(self._sock.getsockname()[1])
+            try:
+                self._serve_tcp(self._sock.getsockname()[1])
+            except OSError:  # the free UDP port the kernel chose is taken over TCP: choose again
+                if self._dns_port:
+                    raise
+                self._sock.close()
+                self._sock = self._udp_socket()
+                continue
             self._bound.set()
             return True
         return False

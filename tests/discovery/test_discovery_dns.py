@@ -105,8 +105,10 @@ def test_stray_denials_and_lost_queries_never_drop_a_ready_worker(tcp_limit: int
         ready = set(range(300))
         publish(server, ready)
         discovery = kd.Discovery(CLUSTER, [server.server], LOST)
-        gone_since: dict[int, int] = {}  # ordinal -> sweeps since it turned not ready
+        gone_since: dict[int, int] = {}  # ordinal -> sweeps that answered for it since it turned not ready
+        unseen: set[int] = set()  # workers whose answers the last sweep did not read (lost or too late)
         for sweep in range(30):
+            faults.next_round(CLUSTER.fqdn(ordinal) for ordinal in unseen)
             for ordinal in rng.sample(range(320), 3):  # readiness changes between sweeps
                 if ordinal in ready:
                     ready.discard(ordinal)
@@ -121,9 +123,11 @@ def test_stray_denials_and_lost_queries_never_drop_a_ready_worker(tcp_limit: int
                 listed = discovery.sweep()
             except kd.DnsError:  # the SRV query itself was lost three times: nothing changes
                 assert discovery.listed == before
+                unseen = set(range(320))
                 continue
+            unseen = set(discovery.last.unanswered)
             assert (before & ready) <= listed, f"sweep {sweep}: ready workers dropped: {(before & ready) - listed}"
-            for ordinal in gone_since:
+            for ordinal in gone_since.keys() - discovery.last.unanswered:
                 gone_since[ordinal] += 1
             # a worker that is not ready stays at most until 3 sweeps denied it (lost answers add sweeps)
             assert all(gone_since[o] < 3 or o not in listed or o in discovery.misses for o in listed - ready)
