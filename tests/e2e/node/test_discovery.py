@@ -66,16 +66,13 @@ def test_hostfile_follows_scaling_and_a_deleted_worker(node_project, node_kubect
     )
     assert len(allreduce(node_kubectl, namespace, master, 2)) == 2
 
-    # a worker pod deleted: the StatefulSet recreates it; the hostfile drops it and takes it back
-    # The drop can be shorter than one `kubectl exec` on a loaded machine: the master's log keeps it.
+    # a worker pod deleted: the StatefulSet recreates it, and the hostfile has the new pod once it is Ready.
+    # Whether the hostfile drops it meanwhile depends on how long it was away: a pod back within 3 sweeps is
+    # kept by design (a stray NXDOMAIN must not drop a worker), as it is when it restarts fast on a loaded
+    # machine; the drop of a worker gone for good is the scale-down's above. The master's log says each size.
     old_uid = node_kubectl.get("pod", "kompi-dev-worker-1", namespace)["metadata"]["uid"]  # type: ignore[index]
     written = len(hostfile_sizes(node_kubectl, namespace, master))
     node_kubectl.run("delete", "pod", "-n", namespace, "kompi-dev-worker-1", "--wait=false")
-    wait_until(
-        "worker-1 out of the hostfile (the master's log says 1 worker)",
-        lambda: 1 in hostfile_sizes(node_kubectl, namespace, master)[written:],
-        60,
-    )
     wait_until(
         "a new worker-1",
         lambda: (
@@ -85,8 +82,10 @@ def test_hostfile_follows_scaling_and_a_deleted_worker(node_project, node_kubect
         60,
     )
     gap = seconds_from_ready_to_hostfile(node_kubectl, namespace, master, "kompi-dev-worker-1")
-    print(f"hostfile has the recreated worker {gap:.2f} s after it became Ready")
+    sizes = hostfile_sizes(node_kubectl, namespace, master)[written:]
+    print(f"hostfile has the recreated worker {gap:.2f} s after it became Ready; its sizes meanwhile: {sizes}")
     assert gap <= CONVERGENCE_LIMIT
+    assert set(sizes) <= {1, 2} and sizes[-1:] in ([], [2]), f"the hostfile's sizes after the delete: {sizes}"
     assert {r["hostname"] for r in allreduce(node_kubectl, namespace, master, 2)} == {
         "kompi-dev-worker-0",
         "kompi-dev-worker-1",
