@@ -6,10 +6,16 @@ from collections.abc import Mapping
 from typing import Any
 
 
-def has_condition(resource: Mapping[str, Any], condition: str) -> bool:
-    """The object's ``condition`` is True (an object whose status has no conditions yet has none)."""
+def true_condition(resource: Mapping[str, Any], condition: str) -> Mapping[str, Any] | None:
+    """The object's ``condition`` if it is True, else None (an object whose status has no conditions yet has
+    none); its lastTransitionTime says since when."""
     conditions = (resource.get("status") or {}).get("conditions") or []
-    return any(c["type"] == condition and c["status"] == "True" for c in conditions)
+    return next((c for c in conditions if c["type"] == condition and c["status"] == "True"), None)
+
+
+def has_condition(resource: Mapping[str, Any], condition: str) -> bool:
+    """The object's ``condition`` is True."""
+    return true_condition(resource, condition) is not None
 
 
 def is_ready(resource: Mapping[str, Any]) -> bool:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kompi_components.kube.conditions import has_condition, is_ready
+from kompi_components.kube.conditions import has_condition, is_ready, true_condition
 
 
 def status(*conditions: tuple[str, str]) -> dict[str, object]:
@@ -26,3 +26,12 @@ def test_a_crd_just_created_has_no_condition_until_its_status_lists_it() -> None
     assert not has_condition({"status": {"conditions": None}}, "Established")
     assert not has_condition({"status": None}, "Established")
     assert has_condition(status(("NamesAccepted", "True"), ("Established", "True")), "Established")
+
+
+def test_the_true_condition_itself_gives_since_when() -> None:
+    since = "2026-12-06T02:00:00Z"
+    ready = {"type": "Ready", "status": "True", "lastTransitionTime": since}
+    pod = {"status": {"conditions": [{"type": "PodScheduled", "status": "True"}, ready]}}
+    assert true_condition(pod, "Ready") == ready
+    assert true_condition(status(("Ready", "False")), "Ready") is None
+    assert true_condition({}, "Ready") is None

@@ -15,6 +15,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from kompi_components.kube.conditions import true_condition
 from tests.e2e.live import Kubectl
 from tests.e2e.node.mpi import exec_in
 from tests.e2e.node.volumes import host_volume
@@ -38,7 +39,8 @@ def uids(kubectl: Kubectl, namespace: str, kind: str) -> dict[str, str]:
 
 
 def created_and_ready(pod: dict[str, Any]) -> tuple[datetime.datetime, datetime.datetime]:
-    ready = next(c for c in pod["status"]["conditions"] if c["type"] == "Ready" and c["status"] == "True")
+    ready = true_condition(pod, "Ready")
+    assert ready is not None, f"{pod['metadata']['name']} is not Ready"
     stamps = pod["metadata"]["creationTimestamp"], ready["lastTransitionTime"]
     return datetime.datetime.fromisoformat(stamps[0]), datetime.datetime.fromisoformat(stamps[1])
 
