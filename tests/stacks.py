@@ -56,6 +56,8 @@ EVERY_FEATURE: dict[str, object] = {
     },
     "networkPolicy": {"sshAllowFrom": ["10.0.0.0/8"]},
     "gangScheduling": {"enabled": True, "mode": "volcano"},
+    "queue": "team-a",
+    "queuePriorityClass": "urgent",
     "appCode": [
         {"name": "app", "repo": "https://github.com/example/app.git", "ref": "main", "mountPath": "/repo"},
         {

@@ -333,6 +333,12 @@ class ClusterArgs(TypedDict, total=False):
     allow_data_loss: bool
     "let `up` make a change that deletes claims (docs/changes.md: `deletes data`); refused otherwise (default: false)"
 
+    queue: str | None
+    "Kueue LocalQueue that admits master and workers together, all or nothing, against its quota (default: null)"
+
+    queue_priority_class: str | None
+    "Kueue WorkloadPriorityClass of the cluster's workload (with queue) (default: null)"
+
     rollout_timeout_seconds: int
     "how long `up` waits for master and workers to be Ready after a change (large images pull slowly) (default: 600)"
 

@@ -151,6 +151,15 @@ def _check_master_compute(config: KompiConfig) -> None:
         )
 
 
+def _check_queue(config: KompiConfig) -> None:
+    if config.queue_priority_class is not None and config.queue is None:
+        raise ConfigError(
+            "queuePriorityClass",
+            config.queue_priority_class,
+            "unset without kompi:queue: a WorkloadPriorityClass orders the workloads of a Kueue queue",
+        )
+
+
 HOST_NETWORK = "with kompi:hostNetwork.enabled"
 
 
@@ -205,6 +214,7 @@ def check_cross_field_rules(config: KompiConfig) -> None:
     _check_gpus(config)
     _check_master_compute(config)
     _check_host_network(config)
+    _check_queue(config)
     mounts.check_volumes(config)
     mounts.check_mount_paths(config)
     _check_app_names(config)

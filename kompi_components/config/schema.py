@@ -76,6 +76,8 @@ def _checked(problem: Callable[[T], str | None]) -> AfterValidator:
 
 
 DnsLabel = Annotated[str, _dns_label()]
+# Kueue reads both from pod labels, whose values are at most 63 characters.
+QueueName = Annotated[str, _dns_label(why=": Kueue reads it from a pod label")]
 Resources = Annotated[dict[str, Any], _checked(formats.resources_problem)]
 ClusterName = Annotated[str, _dns_label(CLUSTER_NAME_MAX)]
 ObjectName = Annotated[str, _matches(DNS_SUBDOMAIN, "a Kubernetes object name (DNS-1123 subdomain)")]
@@ -370,6 +372,13 @@ class KompiConfig(Model):
     allow_data_loss: bool = Field(
         default=False,
         description="let `up` make a change that deletes claims (docs/changes.md: `deletes data`); refused otherwise",
+    )
+    queue: QueueName | None = Field(
+        default=None,
+        description="Kueue LocalQueue that admits master and workers together, all or nothing, against its quota",
+    )
+    queue_priority_class: QueueName | None = Field(
+        default=None, description="Kueue WorkloadPriorityClass of the cluster's workload (with queue)"
     )
     rollout_timeout_seconds: int = Field(
         default=600,

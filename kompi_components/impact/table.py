@@ -164,6 +164,10 @@ EXAMPLES: list[Example] = [
     _example("oneShot.command", ["mpiexec", "python3", "/repo/eval.py"], _ONE_SHOT),
     _example("oneShot.releaseWorkers", False, _ONE_SHOT),
     _example("oneShot.timeoutSeconds", 1200, _ONE_SHOT),
+    _example("queue", "team-a"),
+    _example("queue", "team-b", {"queue": "team-a"}),
+    _example("queuePriorityClass", "urgent", {"queue": "team-a"}),
+    _example("workers", 3, {"queue": "team-a"}),
     _example("rolloutTimeoutSeconds", 1800),
     _example("allowDataLoss", True),
 ]

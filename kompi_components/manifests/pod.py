@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from kompi_components import contract, naming
 from kompi_components.config.schema import KompiConfig, PodSettings
-from kompi_components.manifests import app_code, data, host_network
+from kompi_components.manifests import app_code, data, host_network, queue
 from kompi_components.manifests.mpi_env import mpi_env
 from kompi_components.manifests.security import container_security_context, pod_security_context
 from kompi_components.naming import Names
@@ -190,6 +190,9 @@ def pod_template(
             annotations["scheduling.k8s.io/group-name"] = names.gang
         elif config.gang_scheduling.mode == "scheduler-plugins":
             labels["scheduling.x-k8s.io/pod-group"] = names.gang
+    group_labels, group_annotations = queue.group_metadata(config, names, role)
+    labels |= group_labels
+    annotations |= group_annotations
     meta: dict[str, Any] = {"labels": labels}
     if annotations:
         meta["annotations"] = annotations

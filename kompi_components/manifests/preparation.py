@@ -13,7 +13,7 @@ import json
 from typing import Any
 
 from kompi_components.config.schema import DataPreparation, KompiConfig
-from kompi_components.manifests import app_code, data
+from kompi_components.manifests import app_code, data, queue
 from kompi_components.manifests.meta import Manifest, manifest, metadata
 from kompi_components.manifests.security import container_security_context, pod_security_context
 from kompi_components.naming import Names
@@ -51,10 +51,12 @@ def _container(config: KompiConfig, preparation: DataPreparation) -> dict[str, A
     return {key: value for key, value in container.items() if value not in ([], {})}
 
 
-def _pod_labels(names: Names) -> dict[str, str]:
+def _pod_labels(config: KompiConfig, names: Names) -> dict[str, str]:
     # Another app name keeps the Job's pod out of the selectors of the Service, NetworkPolicy and
     # PodDisruptionBudget (pod labels carry no version: a kompi upgrade alone does not rerun the Job).
-    return names.pod_labels(COMPONENT) | {"app.kubernetes.io/name": "kompi-data-preparation"}
+    # With kompi:queue the pod is a Kueue workload of its own: it runs before the cluster's group exists.
+    own = names.pod_labels(COMPONENT) | {"app.kubernetes.io/name": "kompi-data-preparation"}
+    return own | queue.queue_labels(config)
 
 
 def _job_spec(config: KompiConfig, names: Names, preparation: DataPreparation) -> dict[str, Any]:
@@ -77,7 +79,7 @@ def _job_spec(config: KompiConfig, names: Names, preparation: DataPreparation) -
     return {
         "backoffLimit": preparation.backoff_limit,
         "activeDeadlineSeconds": preparation.active_deadline_seconds,
-        "template": {"metadata": {"labels": _pod_labels(names)}, "spec": pod_spec},
+        "template": {"metadata": {"labels": _pod_labels(config, names)}, "spec": pod_spec},
     }
 
 

@@ -260,6 +260,15 @@ CASES: dict[str, tuple[dict[str, object], str]] = {
     ),
     "bare-key-typo": ({bare("gpuPerWorker"): 3}, "expected kompi:gpusPerWorker (stack config keys"),
     "bare-unknown-key": ({bare("color"): "red"}, "expected a key with its namespace, such as kompi:workers"),
+    "queue-not-a-label": (
+        {"queue": "Team_A"},
+        "kompi:queue = \"Team_A\": expected a DNS-1123 label (lower-case letters, digits, '-'; at most 63 characters: "
+        "Kueue reads it from a pod label)",
+    ),
+    "priority-without-queue": (
+        {"queuePriorityClass": "urgent"},
+        'kompi:queuePriorityClass = "urgent": expected unset without kompi:queue',
+    ),
     "cidr-without-prefix": ({"networkPolicy": {"sshAllowFrom": ["10.0.0.1"]}}, "(with its /prefix length)"),
 }
 

@@ -1,0 +1,71 @@
+"""Kueue admission: master, workers (and the one-shot Job's pod) as one pod group, admitted all or nothing.
+
+Kueue's StatefulSet integration admits one StatefulSet as one workload and overwrites the group label a
+template carries, so it cannot join the master's StatefulSet to the workers'. A plain pod group can: every
+pod of the cluster carries the same group name and member count, Kueue's pod webhook gates each pod until
+the group is admitted, and the group's Workload has one pod set per role. The StatefulSets themselves carry
+no queue label, so Kueue's StatefulSet and Job integrations leave them to the pod integration.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+from kompi_components.config.schema import KompiConfig
+from kompi_components.naming import Names
+
+QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+GROUP_LABEL = "kueue.x-k8s.io/pod-group-name"
+PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
+TOTAL_COUNT_ANNOTATION = "kueue.x-k8s.io/pod-group-total-count"
+# Kueue makes one pod set per role; left to it, the role is a hash of each pod's spec.
+ROLE_ANNOTATION = "kueue.x-k8s.io/role-hash"
+# A serving group's pods may be replaced (a StatefulSet recreates a pod) without ending the workload.
+SERVING_ANNOTATION = "kueue.x-k8s.io/pod-group-serving"
+ADMISSION_GATE = "kueue.x-k8s.io/admission"
+
+
+def members(config: KompiConfig) -> int:
+    """Master and workers: the master is admitted with its workers, never alone."""
+    return config.workers + 1
+
+
+def group_name(config: KompiConfig, names: Names) -> str:
+    """The pod group, and so the Workload's name. It changes with what Kueue admits (member count,
+    each role's resources, queue, priority), so a resized cluster is a new workload that Kueue admits
+    for its new size; an image or key change keeps the group and Kueue admits the replaced pods in it."""
+    admitted = {
+        "members": members(config),
+        "gpus": config.gpus_per_worker,
+        "master": config.master_pod.resources,
+        "masterComputes": config.master_pod.compute,
+        "worker": config.worker_pod.resources,
+        "queue": config.queue,
+        "priority": config.queue_priority_class,
+    }
+    digest = hashlib.sha256(json.dumps(admitted, sort_keys=True).encode()).hexdigest()
+    return f"{names.cluster}-{digest[:10]}"
+
+
+def queue_labels(config: KompiConfig) -> dict[str, str]:
+    """The labels that put a pod in the stack's queue (the data-preparation Job's pod is a workload alone)."""
+    if config.queue is None:
+        return {}
+    labels = {QUEUE_LABEL: config.queue}
+    if config.queue_priority_class is not None:
+        labels[PRIORITY_LABEL] = config.queue_priority_class
+    return labels
+
+
+def group_metadata(config: KompiConfig, names: Names, role: str) -> tuple[dict[str, str], dict[str, str]]:
+    """Labels and annotations of a cluster pod's template: none without kompi:queue."""
+    if config.queue is None:
+        return {}, {}
+    labels = queue_labels(config) | {GROUP_LABEL: group_name(config, names)}
+    annotations = {
+        TOTAL_COUNT_ANNOTATION: str(members(config)),
+        ROLE_ANNOTATION: role,
+        SERVING_ANNOTATION: "true",
+    }
+    return labels, annotations

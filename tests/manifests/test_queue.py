@@ -1,0 +1,84 @@
+"""kompi:queue: every pod of the cluster is one Kueue pod group, admitted all or nothing."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kompi_components.manifests import queue
+from kompi_components.render import render_objects
+from tests.stacks import as_config
+
+QUEUED = {"clusterName": "q", "workers": 3, "gpusPerWorker": 2, "queue": "team-a"}
+
+
+def _templates(values: dict[str, object]) -> dict[str, dict[str, Any]]:
+    """The pod template metadata of each pod owner, by its kind and name."""
+    objects = render_objects(as_config(values))
+    return {
+        f"{item['kind']}/{item['metadata']['name']}": item["spec"]["template"]["metadata"]
+        for item in objects
+        if item["kind"] in ("StatefulSet", "Job")
+    }
+
+
+def test_master_and_workers_are_one_group_of_every_member() -> None:
+    templates = _templates(QUEUED)
+    master, workers = templates["StatefulSet/q-master"], templates["StatefulSet/q-worker"]
+    group = master["labels"][queue.GROUP_LABEL]
+    assert workers["labels"][queue.GROUP_LABEL] == group
+    for template, role in ((master, "master"), (workers, "worker")):
+        assert template["labels"][queue.QUEUE_LABEL] == "team-a"
+        assert template["annotations"][queue.TOTAL_COUNT_ANNOTATION] == "4"
+        assert template["annotations"][queue.ROLE_ANNOTATION] == role
+        assert template["annotations"][queue.SERVING_ANNOTATION] == "true"
+    assert queue.PRIORITY_LABEL not in master["labels"]
+
+
+def test_the_owners_carry_no_queue_label() -> None:
+    # A queue label on a StatefulSet or Job would hand it to Kueue's own integration for that kind,
+    # which admits each owner alone and overwrites the group label.
+    objects = render_objects(as_config(QUEUED | {"oneShot": {"enabled": True, "command": "mpiexec true"}}))
+    owners = [item for item in objects if item["kind"] in ("StatefulSet", "Job")]
+    assert {item["kind"] for item in owners} == {"StatefulSet", "Job"}
+    for item in owners:
+        assert not any(key.startswith("kueue.x-k8s.io/") for key in item["metadata"]["labels"])
+
+
+def test_the_one_shot_master_joins_the_workers_group() -> None:
+    templates = _templates(QUEUED | {"oneShot": {"enabled": True, "command": "mpiexec true"}})
+    job, workers = templates["Job/q-master"], templates["StatefulSet/q-worker"]
+    assert job["labels"][queue.GROUP_LABEL] == workers["labels"][queue.GROUP_LABEL]
+    assert job["annotations"][queue.TOTAL_COUNT_ANNOTATION] == "4"
+
+
+def test_a_resize_is_a_new_group_an_image_change_is_not() -> None:
+    def group(values: dict[str, object]) -> str:
+        return str(_templates(QUEUED | values)["StatefulSet/q-worker"]["labels"][queue.GROUP_LABEL])
+
+    same = group({})
+    assert group({"imageTag": "other"}) == same
+    assert group({"sshKeyVersion": 2}) == same
+    assert len({same, group({"workers": 4}), group({"gpusPerWorker": 4}), group({"queue": "team-b"})}) == 4
+    assert group({"workerPod": {"resources": {"requests": {"cpu": "2"}}}}) != same
+
+
+def test_priority_class_is_on_every_member() -> None:
+    templates = _templates(QUEUED | {"queuePriorityClass": "urgent"})
+    for template in templates.values():
+        assert template["labels"][queue.PRIORITY_LABEL] == "urgent"
+
+
+def test_data_preparation_is_queued_alone() -> None:
+    values = QUEUED | {
+        "dataVolumes": [{"name": "d", "size": "1Gi", "mountPath": "/data"}],
+        "dataPreparation": {"command": ["true"]},
+    }
+    [prepare] = [template for key, template in _templates(values).items() if "-prepare-" in key]
+    assert prepare["labels"][queue.QUEUE_LABEL] == "team-a"
+    assert queue.GROUP_LABEL not in prepare["labels"]
+
+
+def test_without_a_queue_no_pod_mentions_kueue() -> None:
+    for template in _templates(QUEUED | {"queue": None}).values():
+        keys = [*template["labels"], *template.get("annotations", {})]
+        assert not any(key.startswith("kueue.x-k8s.io/") for key in keys)
