@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import sys
 
-from kompi_engine import cluster_binaries, gang_scheduler, node_binaries, phases, pulumi_binaries
+from kompi_engine import cluster_binaries, gang_scheduler, kueue, node_binaries, phases, pulumi_binaries
 from kompi_engine.gobuild import BuildError, Component, GoBuild, build_components
 
 COMPONENTS: tuple[Component, ...] = (
-    cluster_binaries.COMPONENTS + gang_scheduler.COMPONENTS + pulumi_binaries.COMPONENTS + node_binaries.COMPONENTS
+    cluster_binaries.COMPONENTS
+    + gang_scheduler.COMPONENTS
+    + kueue.COMPONENTS
+    + pulumi_binaries.COMPONENTS
+    + node_binaries.COMPONENTS
 )
 
 

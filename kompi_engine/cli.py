@@ -47,6 +47,7 @@ def _cluster(args: argparse.Namespace) -> LocalCluster:
         real_node=real,
         real_nodes=count,
         mtu=args.mtu,
+        kueue=args.kueue,
     )
 
 
@@ -126,6 +127,11 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
     )
     local.add_argument(
         "--mtu", type=int, default=1500, help="MTU of the link between real nodes (default: 1500; 9000: jumbo frames)"
+    )
+    local.add_argument(
+        "--kueue",
+        action="store_true",
+        help="also run Kueue (kompi:queue), with ClusterQueue kompi-gpus holding the nodes' capacity",
     )
     local.set_defaults(run=_local)
 

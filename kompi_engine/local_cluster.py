@@ -9,23 +9,26 @@ link) run kompi's images.
 
 from __future__ import annotations
 
+import base64
 import json
 import ssl
 import time
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import yaml
 
 from kompi_components.kube.conditions import has_condition, is_ready
-from kompi_engine import local_gang, paths, versions
+from kompi_components.manifests import quantities
+from kompi_engine import local_gang, local_kueue, paths, versions
 from kompi_engine.fabric import DEFAULT_MTU, Fabric, check_mtu
 from kompi_engine.gang_scheduler import CONTROLLER_BINARY, SCHEDULER_BINARY
 from kompi_engine.kubectl import Kubectl
+from kompi_engine.kueue import BINARY as KUEUE_BINARY
 from kompi_engine.kwok_start_delay import start_delay_stage
-from kompi_engine.pki import issue_missing_clients, make_pki
+from kompi_engine.pki import issue_missing_clients, issue_serving, make_pki
 from kompi_engine.ports import Ports
 from kompi_engine.processes import ProcessTable, wait_until_ready
 from kompi_engine.real_node import MAX_NODES, NodeAddresses, RealNode, node_state
@@ -47,7 +50,7 @@ CLIENT_RATE = {"qps": 1000, "burst": 2000}
 STAND_IN_SCHEDULERS = ("kube-batch", "volcano")
 # stop order: the API server's clients first, then the API server, then its store
 STOP_ORDER = (
-    ("kwok", "kube-scheduler", "kube-controller-manager", *local_gang.PROCESS_NAMES),
+    ("kwok", "kube-scheduler", "kube-controller-manager", *local_gang.PROCESS_NAMES, local_kueue.PROCESS_NAME),
     ("kube-apiserver",),
     ("etcd",),
 )
@@ -107,6 +110,7 @@ class LocalCluster:
     node_images: tuple[str, ...] | None = None  # images for the real nodes (default: all but training images)
     real_nodes: int = 1  # how many, with real_node
     mtu: int = DEFAULT_MTU  # of the link between the real nodes
+    kueue: bool = False  # run Kueue (kompi:queue), with a ClusterQueue for the fake nodes' capacity
 
     def real_node_at(self, index: int) -> RealNode:
         return RealNode(self.state, self.bin, self.ports.apiserver, SERVICE_IP, index, self.real_nodes, self.mtu)
@@ -161,7 +165,7 @@ class LocalCluster:
             log("start failed: stopping what was started")
             self.down()
             raise
-        description = {"ports": asdict(self.ports), "realNode": self.real_node}
+        description = {"ports": asdict(self.ports), "realNode": self.real_node, "kueue": self.kueue}
         if self.real_node:
             description |= {"realNodes": self.real_nodes, "mtu": self.mtu}
         (self.state / "cluster.json").write_text(json.dumps(description, indent=1))
@@ -178,6 +182,8 @@ class LocalCluster:
             "kwok",
         )
         needed += (SCHEDULER_BINARY, CONTROLLER_BINARY)
+        if self.kueue:
+            needed += (KUEUE_BINARY,)
         missing = [name for name in needed if not (self.bin / name).exists()]
         if missing:
             raise LocalClusterError(f"missing {', '.join(missing)} in {self.bin}: run bin/kompi engine build")
@@ -226,7 +232,8 @@ class LocalCluster:
         issue_missing_clients(pki)  # a cluster directory from before the gang scheduler lacks its users
         self._write_kubeconfig(self.kubeconfig, "admin")
         node_users = ("coredns", "kube-router")  # the real node's
-        for identity in ("controller-manager", "scheduler", "kwok", *node_users, *local_gang.PROCESS_NAMES):
+        clients = ("controller-manager", "scheduler", "kwok", *node_users, *local_gang.PROCESS_NAMES, "kueue")
+        for identity in clients:
             self._write_kubeconfig(self.state / f"{identity}.kubeconfig", identity)
         etcd_data = self.state / "etcd"
         etcd_data.mkdir(mode=0o700, exist_ok=True)
@@ -264,6 +271,8 @@ class LocalCluster:
         for crd in sorted(self.bin.glob("crd-*.yaml")):
             self.kubectl("apply", "--server-side", "-f", str(crd))
         self._start_gang_scheduler(log)
+        if self.kueue:
+            self._start_kueue(log)
         self._forget_other_nodes(log)
         if self.real_node:
             for node in self.real_node_list:  # node 0 first: it serves the registry the others trust
@@ -362,7 +371,7 @@ class LocalCluster:
         """Coscheduling and its PodGroup controller, once their CRDs serve and their users may act."""
         # (not `kubectl wait --for=condition=Established`: it fails at once on a CRD whose status has no
         # conditions yet, "status.conditions accessor error: <nil>", as a cold CI run met)
-        self._wait("the gang scheduler's CRDs", 60, self._gang_crds_established, log)
+        self._wait("the gang scheduler's CRDs", 60, lambda: self._crds_established(local_gang.CRD_NAMES), log)
         self.kubectl("apply", "-f", "-", input_text=yaml.safe_dump_all(local_gang.rbac_manifests()))
         config_file = self.state / "scheduler-plugins-config.yaml"
         kubeconfig = self.state / "scheduler-plugins.kubeconfig"
@@ -372,6 +381,31 @@ class LocalCluster:
         self.processes.start("scheduler-plugins-controller", local_gang.controller_command(self.bin, self.state))
         insecure = ssl._create_unverified_context()  # its self-signed serving cert; health only
         self._wait("scheduler-plugins", 60, lambda: _http_ok(f"https://127.0.0.1:{port}/healthz", insecure), log)
+
+    def _start_kueue(self, log: Callable[[str], None]) -> None:
+        """Kueue's CRDs, its manager, its webhooks, and a ClusterQueue with the fake nodes' capacity."""
+        for crd in local_kueue.crd_files(self.bin):
+            self.kubectl("apply", "--server-side", "-f", str(crd))
+        self._wait("Kueue's CRDs", 60, lambda: self._crds_established(local_kueue.crd_names(self.bin)), log)
+        self.kubectl("apply", "-f", "-", input_text=yaml.safe_dump_all(local_kueue.setup_manifests()))
+        pki, certs = self.state / "pki", self.state / "kueue" / "webhook"
+        certs.mkdir(parents=True, exist_ok=True)
+        issue_serving(pki, certs, "kompi-kueue-webhook", "127.0.0.1", "tls")
+        kubeconfig, config_file = self.state / "kueue.kubeconfig", self.state / "kueue-config.yaml"
+        p = self.ports
+        config = local_kueue.manager_config(self.state, p.kueue_webhook, p.kueue_health)
+        config_file.write_text(yaml.safe_dump(config))
+        command = local_kueue.manager_command(self.bin, self.state, config_file, kubeconfig)
+        self.processes.start(local_kueue.PROCESS_NAME, command)
+        self._wait("kueue", 90, lambda: _http_ok(f"http://127.0.0.1:{p.kueue_health}/readyz"), log)
+        ca_bundle = base64.b64encode((pki / "ca.crt").read_bytes()).decode()
+        hooks = local_kueue.webhook_configurations(p.kueue_webhook, ca_bundle)
+        self.kubectl("apply", "-f", "-", input_text=yaml.safe_dump_all(hooks))
+        node = {"cpu": quantities.parse(self.nodes.cpu), "memory": quantities.parse(self.nodes.memory)}
+        capacity = quantities.total([(self.nodes.count, node)])
+        quota = local_kueue.quota_manifests(capacity["cpu"], capacity["memory"], self.nodes.count * self.nodes.gpus)
+        # the ClusterQueue's own webhooks answer now: applying it proves the API server reaches them
+        self.kubectl("apply", "-f", "-", input_text=yaml.safe_dump_all(quota))
 
     def _kwok_command(self) -> list[str]:
         configs = [self.bin / "kwok-stages.yaml", *KOMPI_KWOK_CONFIGS]
@@ -414,13 +448,13 @@ class LocalCluster:
     def _default_account_exists(self) -> bool:
         return bool(self.kubectl("get", "serviceaccount", "default", "-n", "default", "-o", "name", check=False))
 
-    def _gang_crds_established(self) -> bool:
-        listed = self.kubectl("get", "crd", *local_gang.CRD_NAMES, "-o", "json", check=False)
+    def _crds_established(self, names: Sequence[str]) -> bool:
+        listed = self.kubectl("get", "crd", *names, "-o", "json", check=False)
         if not listed:
             return False
         document = json.loads(listed)
         crds = document.get("items", [document])
-        return len(crds) == len(local_gang.CRD_NAMES) and all(has_condition(crd, "Established") for crd in crds)
+        return len(crds) == len(names) and all(has_condition(crd, "Established") for crd in crds)
 
     def _wait(self, what: str, timeout: float, ready: Callable[[], bool], log: Callable[[str], None]) -> None:
         seconds = wait_until_ready(what, timeout, ready, self.processes, LocalClusterError)

@@ -36,6 +36,8 @@ CLIENTS = (
     # the real node's cluster DNS: RBAC lets it read services, endpoint slices and namespaces
     Identity("coredns", "kompi:coredns"),
     Identity("kube-router", "kompi:kube-router"),
+    # Kueue's manager (bin/kompi local up --kueue)
+    Identity("kueue", "kompi:kueue"),
 )
 
 
@@ -165,9 +167,13 @@ def issue_kubelet(directory: Path, target: Path, node_name: str, node_ip: str) -
     ca.issue(target, "kubelet-serving", _name(node_name), ExtendedKeyUsageOID.SERVER_AUTH, alt_names)
 
 
-def issue_registry(directory: Path, target: Path, node_ip: str) -> None:
-    """The node registry's serving certificate (target/serving.crt, .key) for its address, from the CA in
-    ``directory``."""
+def issue_serving(directory: Path, target: Path, common_name: str, address: str, name: str = "serving") -> None:
+    """A serving certificate (target/NAME.crt, .key) for ``address``, from the CA in ``directory``."""
     ca = Authority.load(directory, "ca")
-    alt_names: list[x509.GeneralName] = [x509.IPAddress(ipaddress.ip_address(node_ip))]
-    ca.issue(target, "serving", _name(f"kompi-registry {node_ip}"), ExtendedKeyUsageOID.SERVER_AUTH, alt_names)
+    alt_names: list[x509.GeneralName] = [x509.IPAddress(ipaddress.ip_address(address))]
+    ca.issue(target, name, _name(common_name), ExtendedKeyUsageOID.SERVER_AUTH, alt_names)
+
+
+def issue_registry(directory: Path, target: Path, node_ip: str) -> None:
+    """The node registry's serving certificate (target/serving.crt, .key) for its address."""
+    issue_serving(directory, target, f"kompi-registry {node_ip}", node_ip)

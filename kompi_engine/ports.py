@@ -26,6 +26,8 @@ class Ports:
     coredns_health: int = 18080
     coredns_ready: int = 18181
     kube_router_health: int = 20244
+    kueue_webhook: int = 20263  # with --kueue
+    kueue_health: int = 20265
 
     @classmethod
     def shifted(cls, offset: int) -> Ports:

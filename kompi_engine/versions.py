@@ -32,10 +32,12 @@ PULUMI_TERRAFORM_PLUGIN_SDK = "v2.0.0-20260318212141-5525259d096b"
 PULUMI_YAML = "1.25.0"
 # github.com/distribution/distribution/v3 (cmd/registry), the local cluster's image registry
 REGISTRY = "3.1.2"
+# sigs.k8s.io/kueue (cmd/kueue), the local cluster's queue for kompi:queue: the only version served
+KUEUE = "0.17.0"
 
 # Binaries added after the tree above: each has its own stamp (a new version rebuilds it alone), and they are
 # left out of the cache key, so that adding one does not move the tree and rebuild every other binary.
-OWN_STAMP_ONLY = ("PULUMI_YAML", "REGISTRY")
+OWN_STAMP_ONLY = ("PULUMI_YAML", "REGISTRY", "KUEUE")
 
 
 def all_versions() -> dict[str, str]:

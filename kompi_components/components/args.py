@@ -339,6 +339,12 @@ class ClusterArgs(TypedDict, total=False):
     queue_priority_class: str | None
     "Kueue WorkloadPriorityClass of the cluster's workload (with queue) (default: null)"
 
+    queue_timeout_seconds: int
+    (
+        "with queue: seconds `up` waits for Kueue's admission, then fails with the queue and Kueue's reason "
+        "(rolloutTimeoutSeconds counts from admission) (default: 3600)"
+    )
+
     rollout_timeout_seconds: int
     "how long `up` waits for master and workers to be Ready after a change (large images pull slowly) (default: 600)"
 

@@ -71,6 +71,7 @@ class KompiCluster(pulumi.ComponentResource):
         config = resolved.config
         self._access = _access(resolved)
         self._timeout = config.rollout_timeout_seconds
+        self._queue_timeout = config.queue_timeout_seconds if config.queue else None
         names = cluster_names(config)
         child = pulumi.ResourceOptions(parent=self)
         patterns = resolved.derived(lambda real: cluster_names(real).known_host_patterns())
@@ -142,7 +143,9 @@ class KompiCluster(pulumi.ComponentResource):
                 aliases = self._naming.aliases(f"{statefulset}-rollout")
                 opts = pulumi.ResourceOptions(parent=group, aliases=aliases)
                 name = f"{self._naming.owner}-{statefulset}-rollout"
-                rollout = StatefulSetRollout(name, inputs, resource, self._access, self._timeout, opts)
+                rollout = StatefulSetRollout(
+                    name, inputs, resource, self._access, self._timeout, opts, self._queue_timeout
+                )
         return rollout
 
     def _data(self, name: str, objects: ClusterObjects, need: list[pulumi.Resource]) -> list[pulumi.Resource]:

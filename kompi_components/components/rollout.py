@@ -64,10 +64,16 @@ def _access(props: dict[str, Any]) -> ClusterAccess:
 
 
 def _roll(props: dict[str, Any]) -> dict[str, Any]:
-    rollout = Rollout(props["namespace"], props["statefulset"], float(props["timeoutSeconds"]))
+    queue_timeout = props.get("queueTimeoutSeconds")
+    rollout = Rollout(
+        props["namespace"],
+        props["statefulset"],
+        float(props["timeoutSeconds"]),
+        queue_timeout_seconds=None if queue_timeout is None else float(queue_timeout),
+    )
     api = _access(props).api_client()
     try:
-        deleted = rollout.run(client.AppsV1Api(api), client.CoreV1Api(api))
+        deleted = rollout.run(client.AppsV1Api(api), client.CoreV1Api(api), client.CustomObjectsApi(api))
     except RolloutError as error:
         raise RuntimeError(str(error)) from None
     # The outputs are what the next diff compares, and what the delete needs.
@@ -85,6 +91,7 @@ class StatefulSetRollout(pulumi.dynamic.Resource):
         access: ClusterAccess,
         timeout_seconds: int,
         opts: pulumi.ResourceOptions,
+        queue_timeout_seconds: int | None = None,
     ) -> None:
         spec = manifest["spec"]
         props: dict[str, Any] = {
@@ -97,5 +104,7 @@ class StatefulSetRollout(pulumi.dynamic.Resource):
             "context": access.context or "",
             "cluster": access.cluster or "",
         }
+        if queue_timeout_seconds is not None:  # (absent without kompi:queue: state from before it is unchanged)
+            props["queueTimeoutSeconds"] = queue_timeout_seconds
         depends = pulumi.ResourceOptions(depends_on=[statefulset])
         super().__init__(_Provider(), name, props, pulumi.ResourceOptions.merge(opts, depends))

@@ -380,6 +380,13 @@ class KompiConfig(Model):
     queue_priority_class: QueueName | None = Field(
         default=None, description="Kueue WorkloadPriorityClass of the cluster's workload (with queue)"
     )
+    queue_timeout_seconds: int = Field(
+        default=3600,
+        ge=1,
+        le=7 * 86400,
+        description="with queue: seconds `up` waits for Kueue's admission, then fails with the queue and Kueue's "
+        "reason (rolloutTimeoutSeconds counts from admission)",
+    )
     rollout_timeout_seconds: int = Field(
         default=600,
         ge=1,

@@ -15,6 +15,7 @@ generation (its status would otherwise still describe the old one).
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -24,9 +25,10 @@ from typing import Any
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
-from kompi_components.kube import stuck
+from kompi_components.kube import admission, stuck
 from kompi_components.kube.api import UNREADABLE, ApiNotAnswering, JsonApi, pod_selector, read_node
 from kompi_components.kube.conditions import is_ready
+from kompi_components.manifests.queue import TOTAL_COUNT_ANNOTATION
 
 REVISION_LABEL = "controller-revision-hash"  # set by the StatefulSet controller on each of its pods
 POLL_SECONDS = 0.5
@@ -39,6 +41,10 @@ GIVE_UP_SECONDS = 60.0
 NODE_CHECK_SECONDS = 10.0
 
 
+def _to_stderr(line: str) -> None:
+    print(f"[kompi] {line}", file=sys.stderr, flush=True)
+
+
 class RolloutError(RuntimeError):
     """The StatefulSet's pods did not all become Ready on the current template in time."""
 
@@ -48,18 +54,23 @@ class Rollout:
     namespace: str
     statefulset: str
     timeout_seconds: float
+    # With kompi:queue: how long the pods may wait for Kueue's admission. The rollout's own timeout counts
+    # from admission; meanwhile Kueue's reason is said whenever it changes.
+    queue_timeout_seconds: float | None = None
+    say: Callable[[str], None] = field(default=_to_stderr, repr=False)
 
     clock: Callable[[], float] = field(default=time.monotonic, repr=False)
     sleep: Callable[[float], None] = field(default=time.sleep, repr=False)
 
-    def run(self, apps: client.AppsV1Api, core: client.CoreV1Api) -> int:
-        """Delete the pods of older revisions, wait for every replica; returns how many were deleted."""
+    def run(self, apps: client.AppsV1Api, core: client.CoreV1Api, custom: client.CustomObjectsApi | None = None) -> int:
+        """Delete the pods of older revisions, wait for every replica; returns how many were deleted. ``custom``
+        reads Kueue's workloads (kompi:queue)."""
         try:
-            return self._run(apps, core)
+            return self._run(apps, core, custom)
         except ApiNotAnswering as error:
             raise RolloutError(f"StatefulSet {self.statefulset}: {error}") from None
 
-    def _run(self, apps: client.AppsV1Api, core: client.CoreV1Api) -> int:
+    def _run(self, apps: client.AppsV1Api, core: client.CoreV1Api, custom: client.CustomObjectsApi | None) -> int:
         deadline = self.clock() + self.timeout_seconds
         statefulset = self._observed(apps, deadline)
         revision = statefulset["status"]["updateRevision"]
@@ -70,7 +81,7 @@ class Rollout:
         # another (--delete-collection-workers, default 1), 512 pods in 35 s on the local cluster.
         with ThreadPoolExecutor(DELETE_WORKERS) as pool:
             list(pool.map(lambda pod: self._delete(core, pod, deadline), stale))
-        self._wait_ready(apps, core, selector, deadline)
+        self._wait_ready(apps, core, custom, selector, deadline)
         return len(stale)
 
     def _delete(self, core: client.CoreV1Api, pod: dict[str, Any], deadline: float) -> None:
@@ -110,6 +121,7 @@ class Rollout:
         self,
         apps: client.AppsV1Api,
         core: client.CoreV1Api,
+        custom: client.CustomObjectsApi | None,
         selector: str,
         deadline: float,
     ) -> None:
@@ -119,6 +131,7 @@ class Rollout:
         stuck_since: dict[tuple[str, str], float] = {}  # (pod, reason) -> when first seen
         waiting_since: dict[str, float] = {}  # pod -> since when it is not Ready
         listed_at = -PODS_SECONDS
+        queue = _QueueWait(self, custom)
         while True:
             statefulset = self._read(apps, deadline)  # the replica count may change while we wait (a scale-down)
             revision, replicas = statefulset["status"].get("updateRevision"), statefulset["spec"]["replicas"]
@@ -133,6 +146,10 @@ class Rollout:
             waiting = [name for name in expected if not _done(by_name.get(name), revision)]
             if not waiting:
                 return
+            if queue.holds([by_name[name] for name in waiting if name in by_name], now, deadline):
+                deadline = max(deadline, now + self.timeout_seconds)  # the rollout's own wait starts at admission
+                self.sleep(POLL_SECONDS)
+                continue
             since = {name: waiting_since.get(name, now) for name in waiting}
             waiting_since = since
             long_waiting = [name for name in waiting if now - since[name] >= NODE_CHECK_SECONDS]
@@ -219,6 +236,59 @@ class Rollout:
                 return [name for name in given_up if found[name].reason != stuck.UNSCHEDULABLE]  # cannot tell
             coming |= {event["involvedObject"]["name"] for event in events.get("items", [])}
         return [name for name in given_up if not (found[name].reason == stuck.UNSCHEDULABLE and name in coming)]
+
+
+@dataclass
+class _QueueWait:
+    """The pods' wait at Kueue's admission gate: says Kueue's reason as it changes, and fails the rollout
+    when the wait outlasts ``queue_timeout_seconds``."""
+
+    rollout: Rollout
+    custom: client.CustomObjectsApi | None
+    since: float | None = None
+    said: str | None = None
+
+    def holds(self, waiting: list[dict[str, Any]], now: float, deadline: float) -> bool:
+        """Some of ``waiting`` are gated: say why (when it changed) and keep waiting."""
+        gated = [pod for pod in waiting if admission.gated(pod)]
+        found = next((labels for pod in gated if (labels := admission.group_of(pod))), None)
+        if found is None:
+            self.since = None
+            return False
+        queue, group = found
+        members = int(gated[0]["metadata"].get("annotations", {}).get(TOTAL_COUNT_ANNOTATION, len(waiting)))
+        state = admission.queue_state(queue, self._workload(group, deadline), members)
+        name = self.rollout.statefulset
+        if state != self.said:
+            self.rollout.say(f"StatefulSet {name}: {state}")
+            self.said = state
+        self.since = now if self.since is None else self.since
+        limit = self.rollout.queue_timeout_seconds
+        if limit is not None and now - self.since > limit:
+            raise RolloutError(
+                f"StatefulSet {name}: {len(gated)} pods not admitted by Kueue after {limit:.0f} s (kompi:queue "
+                f"{queue}, kompi:queueTimeoutSeconds): {state.split(': ', 1)[1]}"
+            )
+        return True
+
+    def _workload(self, group: str, deadline: float) -> dict[str, Any] | None:
+        if self.custom is None:
+            return None
+        get = self.custom.get_namespaced_custom_object
+        try:
+            return self.rollout._api(
+                deadline,
+                get,
+                admission.WORKLOAD_GROUP,
+                admission.WORKLOAD_VERSION,
+                self.rollout.namespace,
+                admission.WORKLOADS,
+                group,
+            )
+        except ApiException as error:
+            if error.status in (403, 404):  # not made yet, or not ours to read: the pods say they wait
+                return None
+            raise
 
 
 def _status_done(statefulset: dict[str, Any]) -> bool:

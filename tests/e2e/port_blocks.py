@@ -35,6 +35,7 @@ class PortBlock(enum.IntEnum):
     BENCH_LAUNCH = 15000  # bench/launch.py: mpiexec over many workers on the real node
     TRAINING = 16000  # tests/e2e/training/conftest.py: the real node that runs the training image
     BENCH_TRAINING = 17000  # bench/training.py: the training image in kompi's pods against the same natively
+    QUEUE = 18000  # tests/e2e/test_queue.py: Kueue over fake GPU nodes
 
     @property
     def ports(self) -> Ports:

@@ -1,0 +1,48 @@
+"""What Kueue says of a cluster whose pods wait at its admission gate: one line for `up` to print."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from kompi_components.manifests.queue import ADMISSION_GATE, GROUP_LABEL, QUEUE_LABEL
+
+WORKLOAD_GROUP, WORKLOAD_VERSION, WORKLOADS = "kueue.x-k8s.io", "v1beta2", "workloads"
+
+
+def gated(pod: Mapping[str, Any]) -> bool:
+    """The pod waits for Kueue to admit its group (the scheduler does not look at it until then)."""
+    return any(gate.get("name") == ADMISSION_GATE for gate in pod.get("spec", {}).get("schedulingGates") or [])
+
+
+def group_of(pod: Mapping[str, Any]) -> tuple[str, str] | None:
+    """(queue, pod group) of a queued pod, else None."""
+    labels = pod.get("metadata", {}).get("labels") or {}
+    if QUEUE_LABEL not in labels or GROUP_LABEL not in labels:
+        return None
+    return str(labels[QUEUE_LABEL]), str(labels[GROUP_LABEL])
+
+
+def _condition(workload: Mapping[str, Any], kind: str) -> Mapping[str, Any] | None:
+    conditions = (workload.get("status") or {}).get("conditions") or []
+    return next((c for c in conditions if c.get("type") == kind), None)
+
+
+def queue_state(queue: str, workload: Mapping[str, Any] | None, members: int) -> str:
+    """Where the cluster's workload stands in ``queue``, with Kueue's own reason: `up` prints it when it
+    changes, and names it when the queue wait runs out."""
+    where = f"queue {queue}"
+    if workload is None:
+        return f"{where}: waiting for Kueue to make the workload of its {members} pods (is Kueue running?)"
+    evicted = _condition(workload, "Evicted")
+    if evicted and evicted.get("status") == "True":
+        return f"{where}: evicted ({evicted.get('reason')}): {evicted.get('message', '')}".rstrip(": ")
+    admitted = _condition(workload, "Admitted")
+    if admitted and admitted.get("status") == "True":
+        return f"{where}: admitted, {members} pods"
+    reserved = _condition(workload, "QuotaReserved")
+    if reserved and reserved.get("status") == "False" and reserved.get("message"):
+        return f"{where}: queued: {reserved['message']}"
+    if reserved and reserved.get("status") == "True":
+        return f"{where}: quota reserved, waiting for admission checks"
+    return f"{where}: queued, not yet considered by Kueue"

@@ -1,0 +1,136 @@
+"""kompi:queue with a real Kueue (v0.17.0, built by the engine) on a local cluster of fake GPU nodes.
+
+Kueue runs with its Job, StatefulSet and pod integrations on, as a platform team runs it, and one
+ClusterQueue holds the nodes' 8 GPUs. Two kompi clusters of one team share it: the first is admitted
+whole; the second, which does not fit beside it, waits with nothing of it bound until the first is
+destroyed, then starts; a cluster of a higher priority then takes the quota of a lower one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from kompi_components.manifests import queue
+from kompi_engine.local_cluster import FakeNodes, LocalCluster
+from kompi_engine.local_kueue import API, CLUSTER_QUEUE
+from tests.e2e.live import Kubectl, wait_until
+from tests.e2e.port_blocks import PortBlock
+from tests.e2e.project import Project
+from tests.e2e.test_gang import Running, bound, gpus_held, pods
+
+NAMESPACE = "team-a"
+LOCAL_QUEUE = "team-a"
+WORKLOADS = "workloads.kueue.x-k8s.io"
+
+
+@pytest.fixture(scope="module")
+def kueue(engine_bin: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[LocalCluster, Kubectl, Path]]:
+    """A cluster of 2 fake nodes with 4 GPUs each, Kueue, and team-a's namespace and LocalQueue."""
+    root = tmp_path_factory.mktemp("queue")
+    nodes = FakeNodes(count=2, gpus=4)
+    local = LocalCluster(state=root / "cluster", bin=engine_bin, ports=PortBlock.QUEUE.ports, nodes=nodes, kueue=True)
+    local.up()
+    kubectl = Kubectl(engine_bin / "kubectl", local.kubeconfig)
+    try:
+        kubectl.run("create", "namespace", NAMESPACE)
+        local_queue = {
+            "apiVersion": API,
+            "kind": "LocalQueue",
+            "metadata": {"name": LOCAL_QUEUE, "namespace": NAMESPACE},
+            "spec": {"clusterQueue": CLUSTER_QUEUE},
+        }
+        urgent = {"apiVersion": API, "kind": "WorkloadPriorityClass", "metadata": {"name": "urgent"}, "value": 1000}
+        kubectl.run("apply", "-f", "-", input_text=yaml.safe_dump_all([local_queue, urgent]))
+        yield local, kubectl, root
+    finally:
+        local.down()
+
+
+def team_stack(root: Path, kubeconfig: Path, name: str, workers: int, **values: object) -> Project:
+    """A GPU cluster of ``workers`` workers with 4 GPUs each, in team-a's queue."""
+    project = Project.copy_of("gpu", root / name, kubeconfig)
+    project.set(
+        clusterName=name,
+        namespace=NAMESPACE,
+        createNamespace=False,
+        workers=workers,
+        gpusPerWorker=4,
+        gangScheduling={"enabled": False},
+        oneWorkerPerNode=False,
+        queue=LOCAL_QUEUE,
+        **values,
+    )
+    return project
+
+
+def cluster_pods(kubectl: Kubectl, name: str) -> list[dict[str, Any]]:
+    return [pod for pod in pods(kubectl, NAMESPACE) if pod["metadata"]["name"].startswith(f"{name}-")]
+
+
+def workload_of(kubectl: Kubectl, name: str) -> dict[str, Any] | None:
+    """The Workload of cluster ``name``: Kueue names a pod group's Workload after the group."""
+    groups = {pod["metadata"]["labels"].get(queue.GROUP_LABEL) for pod in cluster_pods(kubectl, name)}
+    groups.discard(None)
+    if len(groups) != 1:
+        return None
+    return kubectl.get(WORKLOADS, groups.pop(), NAMESPACE)
+
+
+def condition(workload: dict[str, Any] | None, kind: str) -> dict[str, Any]:
+    for found in (workload or {}).get("status", {}).get("conditions", []):
+        if found["type"] == kind:
+            return dict(found)
+    return {}
+
+
+def gated(pod: dict[str, Any]) -> bool:
+    return any(gate["name"] == queue.ADMISSION_GATE for gate in pod["spec"].get("schedulingGates", []))
+
+
+def test_clusters_of_one_team_share_its_quota_all_or_nothing(kueue: tuple[LocalCluster, Kubectl, Path]) -> None:
+    local, kubectl, root = kueue
+    small = team_stack(root, local.kubeconfig, "small", workers=1)  # 4 GPUs of 8
+    large = team_stack(root, local.kubeconfig, "large", workers=2)  # 8 GPUs: fits alone, not beside small
+    try:
+        small.kompi("up")
+        admitted = workload_of(kubectl, "small")
+        assert condition(admitted, "Admitted").get("status") == "True", admitted
+        members = cluster_pods(kubectl, "small")
+        assert len(members) == 2 and all(bound(pod) and not gated(pod) for pod in members)
+        assert {pod["metadata"]["labels"].get("kueue.x-k8s.io/managed") for pod in members} == {"true"}
+        pod_sets = {pod_set["name"]: pod_set["count"] for pod_set in admitted["spec"]["podSets"]}
+        assert sorted(pod_sets.values()) == [1, 1] and gpus_held(kubectl, NAMESPACE) == 4, pod_sets
+
+        running = Running(large)
+        try:
+            running.wait_for(
+                kubectl,
+                "Kueue's verdict on the large cluster",
+                lambda: condition(workload_of(kubectl, "large"), "QuotaReserved").get("status") == "False",
+                300,
+            )
+            waiting = workload_of(kubectl, "large")
+            message = condition(waiting, "QuotaReserved")["message"]
+            assert "nvidia.com/gpu" in message and "insufficient" in message, message
+            members = cluster_pods(kubectl, "large")
+            assert len(members) == 3 and all(gated(pod) and not bound(pod) for pod in members)
+            assert gpus_held(kubectl, NAMESPACE) == 4  # nothing of the large cluster holds a GPU
+            assert running.process.poll() is None  # `up` waits for the queue
+
+            small.kompi("destroy")
+            # The quota is free: Kueue admits the large cluster, whose `up` then ends as any other.
+            assert running.process.wait(300) == 0, running.text[-3000:]
+        finally:
+            running.cancel()
+        members = cluster_pods(kubectl, "large")
+        assert len(members) == 3 and all(bound(pod) for pod in members) and gpus_held(kubectl, NAMESPACE) == 8
+        assert condition(workload_of(kubectl, "large"), "Admitted").get("status") == "True"
+    finally:
+        for project in (large, small):
+            project.kompi("destroy", check=False)
+    wait_until("team-a's Workloads gone with their pods", lambda: not kubectl.items(WORKLOADS, NAMESPACE), 120)

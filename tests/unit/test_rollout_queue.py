@@ -1,0 +1,94 @@
+"""The rollout step while Kueue holds the pods at its admission gate: it says Kueue's reason as it changes,
+waits past its own timeout, and fails with the queue's reason once the queue wait runs out."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from kubernetes.client.exceptions import ApiException
+
+from kompi_components.kube.admission import queue_state
+from kompi_components.kube.rollout import Rollout, RolloutError
+from kompi_components.manifests.queue import ADMISSION_GATE, GROUP_LABEL, QUEUE_LABEL, TOTAL_COUNT_ANNOTATION
+from tests.unit.test_rollout import FakeApi, FakeClock, _Response, pod
+
+GROUP = "c-0123456789"
+SHORT = (
+    "couldn't assign flavors to pod set worker: insufficient unused quota for nvidia.com/gpu in flavor f, 4 more needed"
+)
+
+
+def queued(ordinal: int, gate: bool = True) -> dict[str, Any]:
+    item = pod(ordinal, "new", ready=not gate)
+    item["metadata"]["labels"] |= {QUEUE_LABEL: "team-a", GROUP_LABEL: GROUP}
+    item["metadata"]["annotations"] = {TOTAL_COUNT_ANNOTATION: "3"}
+    item["spec"] = {"schedulingGates": [{"name": ADMISSION_GATE}]} if gate else {}
+    return item
+
+
+def workload(*conditions: dict[str, str]) -> dict[str, Any]:
+    return {"metadata": {"name": GROUP}, "status": {"conditions": list(conditions)}}
+
+
+class QueueApi(FakeApi):
+    """FakeApi whose Workload reads follow ``workloads`` (one per read, the last one repeated); when
+    ``admit_at`` reads have been made, the pods lose their gate and are Ready."""
+
+    def __init__(self, workloads: list[dict[str, Any] | None], admit_at: int | None = None) -> None:
+        super().__init__([queued(0), queued(1)])
+        self.workloads, self.admit_at, self.workload_reads = workloads, admit_at, 0
+
+    def get_namespaced_custom_object(self, group: str, version: str, _ns: str, plural: str, name: str, **_: Any) -> Any:
+        assert (group, version, plural, name) == ("kueue.x-k8s.io", "v1beta2", "workloads", GROUP)
+        self.workload_reads += 1
+        if self.admit_at is not None and self.workload_reads >= self.admit_at:
+            self.pods = [queued(0, gate=False), queued(1, gate=False)]
+        found = self.workloads[min(self.workload_reads, len(self.workloads)) - 1]
+        if found is None:
+            raise ApiException(status=404, reason="Not Found")
+        return _Response(found)
+
+
+def _rollout(clock: FakeClock, said: list[str], queue_timeout: float | None) -> Rollout:
+    return Rollout(
+        "ns", "c-worker", 60, queue_timeout_seconds=queue_timeout, say=said.append, clock=clock, sleep=clock.sleep
+    )
+
+
+def test_up_says_each_new_state_of_the_queue_and_waits_past_its_own_timeout() -> None:
+    pending = {"type": "QuotaReserved", "status": "False", "reason": "Pending", "message": SHORT}
+    admitted = {"type": "Admitted", "status": "True", "reason": "Admitted", "message": ""}
+    # read 1: no Workload yet; reads 2..: queued for quota; then admitted (pods Ready) after 100 s of fake time
+    api = QueueApi([None, workload(pending)] + [workload(pending)] * 400 + [workload(admitted)], admit_at=403)
+    clock, said = FakeClock(), []
+    _rollout(clock, said, queue_timeout=3600).run(api, api, api)  # type: ignore[arg-type]
+    assert clock.now > 60  # the rollout's own 60 s count from admission
+    assert said == [
+        "StatefulSet c-worker: queue team-a: waiting for Kueue to make the workload of its 3 pods (is Kueue running?)",
+        f"StatefulSet c-worker: queue team-a: queued: {SHORT}",
+        "StatefulSet c-worker: queue team-a: admitted, 3 pods",  # read while the pods were still gated
+    ]
+
+
+def test_a_queue_wait_that_runs_out_fails_naming_the_queue_and_kueues_reason() -> None:
+    pending = {"type": "QuotaReserved", "status": "False", "reason": "Pending", "message": SHORT}
+    api = QueueApi([workload(pending)])
+    clock, said = FakeClock(), []
+    with pytest.raises(RolloutError) as raised:
+        _rollout(clock, said, queue_timeout=120).run(api, api, api)  # type: ignore[arg-type]
+    assert 120 < clock.now < 130
+    assert str(raised.value) == (
+        "StatefulSet c-worker: 2 pods not admitted by Kueue after 120 s (kompi:queue team-a, "
+        f"kompi:queueTimeoutSeconds): queued: {SHORT}"
+    )
+
+
+def test_queue_states_carry_kueues_own_words() -> None:
+    evicted = {"type": "Evicted", "status": "True", "reason": "Preempted", "message": "Preempted to accommodate w"}
+    assert queue_state("q", workload(evicted), 3) == "queue q: evicted (Preempted): Preempted to accommodate w"
+    reserved = {"type": "QuotaReserved", "status": "True", "reason": "QuotaReserved"}
+    assert queue_state("q", workload(reserved), 3) == "queue q: quota reserved, waiting for admission checks"
+    admitted = {"type": "Admitted", "status": "True"}
+    assert queue_state("q", workload(reserved, admitted), 3) == "queue q: admitted, 3 pods"
+    assert queue_state("q", workload(), 3) == "queue q: queued, not yet considered by Kueue"
