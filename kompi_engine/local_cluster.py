@@ -38,7 +38,8 @@ SERVICE_IP = "10.96.0.1"
 POD_CIDR = "10.244.0.0/16"  # the fake pod IPs kwok hands out
 # kompi's own kwok settings and stages, beside the stages from kwok's module (kwok-stages.yaml in the engine's bin)
 KOMPI_KWOK_CONFIGS = tuple(
-    Path(__file__).with_name("kwok") / name for name in ("kwok-configuration.yaml", "pod-ready-again.yaml")
+    Path(__file__).with_name("kwok") / name
+    for name in ("kwok-configuration.yaml", "pod-ready-again.yaml", "pod-stop-on-delete.yaml")
 )
 # Client rate limits of the controller-manager and the schedulers. The defaults (20 and 50 requests/s)
 # guard a shared API server; on this one-user cluster they were the whole cost of a large `up`: a
@@ -395,8 +396,8 @@ class LocalCluster:
         p = self.ports
         config = local_kueue.manager_config(self.state, p.kueue_webhook, p.kueue_health)
         config_file.write_text(yaml.safe_dump(config))
-        command = local_kueue.manager_command(self.bin, self.state, config_file, kubeconfig)
-        self.processes.start(local_kueue.PROCESS_NAME, command)
+        command = local_kueue.manager_command(self.bin, config_file, kubeconfig)
+        self.processes.start(local_kueue.PROCESS_NAME, command, launcher=local_kueue.own_etc_launcher(self.state))
         self._wait("kueue", 90, lambda: _http_ok(f"http://127.0.0.1:{p.kueue_health}/readyz"), log)
         ca_bundle = base64.b64encode((pki / "ca.crt").read_bytes()).decode()
         hooks = local_kueue.webhook_configurations(p.kueue_webhook, ca_bundle)

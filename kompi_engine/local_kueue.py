@@ -80,8 +80,13 @@ def manager_config(state: Path, webhook_port: int, health_port: int) -> dict[str
     }
 
 
-def manager_command(bin_dir: Path, state: Path, config_file: Path, kubeconfig: Path) -> list[str]:
-    """The manager in a mount namespace of its own, with its metrics certificate at the path it reads."""
+def manager_command(bin_dir: Path, config_file: Path, kubeconfig: Path) -> list[str]:
+    return [str(bin_dir / BINARY), f"--config={config_file}", f"--kubeconfig={kubeconfig}"]
+
+
+def own_etc_launcher(state: Path) -> list[str]:
+    """What execs the manager in a mount namespace of its own, with its metrics certificate at the path it
+    reads (a tmpfs over /etc there: nothing of the host's /etc is read or written)."""
     certs = state / "kueue" / "webhook"
     own_namespace = ["unshare", "--mount", "--propagation", "private"]
     if os.geteuid() != 0:
@@ -90,8 +95,7 @@ def manager_command(bin_dir: Path, state: Path, config_file: Path, kubeconfig: P
         f'mount -t tmpfs -o size=1m,mode=0755 kompi-kueue /etc && mkdir -p {METRICS_CERT_DIR} && cp "$1" "$2" '
         f'{METRICS_CERT_DIR}/ && shift 2 && exec "$@"'
     )
-    manager = [str(bin_dir / BINARY), f"--config={config_file}", f"--kubeconfig={kubeconfig}"]
-    return [*own_namespace, "--", "sh", "-c", script, "kueue", str(certs / "tls.crt"), str(certs / "tls.key"), *manager]
+    return [*own_namespace, "--", "sh", "-c", script, "kueue", str(certs / "tls.crt"), str(certs / "tls.key")]
 
 
 def _webhooks(verb: str, entries: list[tuple[str, str, list[str], list[str]]], port: int, ca: str) -> list[Any]:

@@ -11,10 +11,12 @@ from kompi_components.components.data_guard import DataGuard, claim_identities
 from kompi_components.components.inputs import Resolved, resolve
 from kompi_components.components.object_group import Naming, ObjectGroup
 from kompi_components.components.object_inputs import ObjectInputs
+from kompi_components.components.queue_release import QueueRelease
 from kompi_components.components.rollout import StatefulSetRollout
 from kompi_components.components.ssh_identity import SshIdentity
 from kompi_components.config.schema import KompiConfig
 from kompi_components.kube.access import ClusterAccess
+from kompi_components.manifests import queue
 from kompi_components.manifests.cluster import ClusterObjects, build_cluster
 from kompi_components.manifests.meta import KubeObject
 from kompi_components.manifests.pod import MPI_CONTAINER
@@ -95,6 +97,10 @@ class KompiCluster(pulumi.ComponentResource):
         pods_need.append(self._group("Network", f"{name}-network", objects.network, namespace))
         if objects.gang:
             pods_need.append(self._group("GangScheduling", f"{name}-gang", objects.gang, namespace))
+        if config.queue:
+            pod_group = resolved.derived(lambda real: queue.group_name(real, cluster_names(real)))
+            opts = pulumi.ResourceOptions(parent=self, depends_on=namespace)
+            pods_need.append(QueueRelease(f"{name}-queue-release", namespace_name, pod_group, self._access, opts))
         # Objects whose change could delete claims wait for the guard, which refuses such a change.
         claims = claim_identities(objects.all()) if real is None else real.apply(lambda o: claim_identities(o.all()))
         guard = DataGuard(f"{name}-data-guard", claims, config.allow_data_loss, pulumi.ResourceOptions(parent=self))

@@ -28,7 +28,7 @@ from kubernetes.client.exceptions import ApiException
 from kompi_components.kube import admission, stuck
 from kompi_components.kube.api import UNREADABLE, ApiNotAnswering, JsonApi, pod_selector, read_node
 from kompi_components.kube.conditions import is_ready
-from kompi_components.manifests.queue import TOTAL_COUNT_ANNOTATION
+from kompi_components.manifests.queue import GROUP_LABEL, TOTAL_COUNT_ANNOTATION
 
 REVISION_LABEL = "controller-revision-hash"  # set by the StatefulSet controller on each of its pods
 POLL_SECONDS = 0.5
@@ -81,8 +81,21 @@ class Rollout:
         # another (--delete-collection-workers, default 1), 512 pods in 35 s on the local cluster.
         with ThreadPoolExecutor(DELETE_WORKERS) as pool:
             list(pool.map(lambda pod: self._delete(core, pod, deadline), stale))
+        if custom is not None:
+            self._release_old_groups(custom, statefulset, stale)
         self._wait_ready(apps, core, custom, selector, deadline)
         return len(stale)
+
+    def _release_old_groups(
+        self, custom: client.CustomObjectsApi, statefulset: dict[str, Any], stale: list[dict[str, Any]]
+    ) -> None:
+        """With kompi:queue, a resize gives the pods a new Kueue pod group: the old group's Workload still holds
+        its quota and Kueue's finalizer holds the deleted pods, until it is deleted (Kueue's way to end a group)."""
+        template = statefulset["spec"].get("template", {})
+        current = template.get("metadata", {}).get("labels", {}).get(GROUP_LABEL)
+        old = {found[1] for pod in stale if (found := admission.group_of(pod))} - {current}
+        for group in sorted(old):
+            admission.delete_workload(custom, self.namespace, group)
 
     def _delete(self, core: client.CoreV1Api, pod: dict[str, Any], deadline: float) -> None:
         """Delete this pod and never its replacement (same name): the DELETE names the pod's UID."""

@@ -25,6 +25,10 @@ SKIP_AWAIT = "pulumi.com/skipAwait"
 # only: a deletion is still waited for).
 WAIT_FOR = "pulumi.com/waitFor"
 
+# How pulumi-kubernetes deletes an object: "background" returns once the object is gone and leaves its
+# dependents (pods, claims) to the garbage collector instead of waiting for them.
+DELETION_PROPAGATION = "pulumi.com/deletionPropagationPolicy"
+
 # Set on a claim that `pulumi destroy` leaves in the cluster (ObjectOptions.retain_on_delete), for kubectl
 # users to see; nothing reads it back.
 RETAIN_ON_DELETE = "kompi/retain-on-delete"

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from kompi_components import contract
 from kompi_components.config.schema import KompiConfig
+from kompi_components.manifests import queue
 from kompi_components.manifests.meta import SKIP_AWAIT, Manifest, ObjectOptions, manifest, metadata
 from kompi_components.manifests.pod import Launch, master_resources, pod_template
 from kompi_components.naming import Names
@@ -49,7 +50,7 @@ def job(config: KompiConfig, names: Names) -> Manifest:
     resources = master_resources(config)
     template = pod_template(config, names, "master", config.master_pod, resources, launch(config, names))
     meta = metadata(names, names.master, "master")
-    meta["annotations"] = {SKIP_AWAIT: "true"}
+    meta["annotations"] = {SKIP_AWAIT: "true"} | queue.owner_annotations(config)
     return manifest("batch/v1", "Job", meta, spec={"backoffLimit": 0, "template": template})
 
 

@@ -13,6 +13,7 @@ import hashlib
 import json
 
 from kompi_components.config.schema import KompiConfig
+from kompi_components.manifests.meta import DELETION_PROPAGATION
 from kompi_components.naming import Names
 
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
@@ -46,6 +47,13 @@ def group_name(config: KompiConfig, names: Names) -> str:
     }
     digest = hashlib.sha256(json.dumps(admitted, sort_keys=True).encode()).hexdigest()
     return f"{names.cluster}-{digest[:10]}"
+
+
+def owner_annotations(config: KompiConfig) -> dict[str, str]:
+    """Annotations of the pods' owners (StatefulSets, the one-shot Job): with kompi:queue, Pulumi deletes them
+    without waiting for their pods, which Kueue's finalizer holds until the cluster's QueueRelease deletes the
+    group's Workload (kompi_components/components/queue_release.py)."""
+    return {DELETION_PROPAGATION: "background"} if config.queue else {}
 
 
 def queue_labels(config: KompiConfig) -> dict[str, str]:

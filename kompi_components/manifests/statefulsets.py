@@ -6,6 +6,7 @@ from typing import Any
 
 from kompi_components.config.schema import KompiConfig
 from kompi_components.contract import GPU_RESOURCE
+from kompi_components.manifests import queue
 from kompi_components.manifests.meta import WAIT_FOR, Manifest, manifest, metadata
 from kompi_components.manifests.oneshot import IGNORE_REPLICAS, releases
 from kompi_components.manifests.pod import Role, copied_resources, master_resources, pod_template
@@ -38,7 +39,7 @@ def _statefulset(
     # (StatefulSetRollout) then rolls every pod at once and waits for them, on creation too, failing
     # within a minute on a pod that cannot start. Not skipAwait: that would skip the wait for a deleted
     # StatefulSet to be gone, and its replacement would then meet the old object.
-    meta["annotations"] = {WAIT_FOR: "jsonpath={.status.observedGeneration}"}
+    meta["annotations"] = {WAIT_FOR: "jsonpath={.status.observedGeneration}"} | queue.owner_annotations(config)
     return manifest("apps/v1", "StatefulSet", meta, spec=spec)
 
 

@@ -129,8 +129,66 @@ def test_clusters_of_one_team_share_its_quota_all_or_nothing(kueue: tuple[LocalC
             running.cancel()
         members = cluster_pods(kubectl, "large")
         assert len(members) == 3 and all(bound(pod) for pod in members) and gpus_held(kubectl, NAMESPACE) == 8
-        assert condition(workload_of(kubectl, "large"), "Admitted").get("status") == "True"
+        before = workload_of(kubectl, "large")
+        assert condition(before, "Admitted").get("status") == "True"
+
+        # A resize is a new pod group: its pods roll at once and Kueue admits them for the new size.
+        large.set(workers=1)
+        large.kompi("up")
+        resized = workload_of(kubectl, "large")
+        assert resized is not None and before is not None
+        assert resized["metadata"]["name"] != before["metadata"]["name"]
+        assert condition(resized, "Admitted").get("status") == "True" and gpus_held(kubectl, NAMESPACE) == 4
+        gone = before["metadata"]["name"]
+        wait_until("the old size's Workload gone", lambda: kubectl.get(WORKLOADS, gone, NAMESPACE) is None, 120)
     finally:
         for project in (large, small):
             project.kompi("destroy", check=False)
     wait_until("team-a's Workloads gone with their pods", lambda: not kubectl.items(WORKLOADS, NAMESPACE), 120)
+
+
+def claims(kubectl: Kubectl, name: str) -> dict[str, str]:
+    """Claim name -> uid of cluster ``name``'s worker claims."""
+    found = kubectl.items("persistentvolumeclaims", NAMESPACE)
+    return {c["metadata"]["name"]: c["metadata"]["uid"] for c in found if f"-{name}-worker-" in c["metadata"]["name"]}
+
+
+def test_a_higher_priority_cluster_preempts_and_the_lower_one_comes_back_with_its_claims(
+    kueue: tuple[LocalCluster, Kubectl, Path],
+) -> None:
+    local, kubectl, root = kueue
+    scratch = {"size": "1Gi", "mountPath": "/scratch"}
+    low = team_stack(root, local.kubeconfig, "low", workers=2, workerVolume=scratch)  # all 8 GPUs
+    high = team_stack(root, local.kubeconfig, "high", workers=1, queuePriorityClass="urgent")
+    try:
+        low.kompi("up")
+        kept = claims(kubectl, "low")
+        first = {pod["metadata"]["name"]: pod["metadata"]["uid"] for pod in cluster_pods(kubectl, "low")}
+        assert len(kept) == 2 and len(first) == 3 and gpus_held(kubectl, NAMESPACE) == 8
+
+        high.kompi("up")  # admitted once Kueue has preempted the lower-priority cluster
+        assert condition(workload_of(kubectl, "high"), "Admitted").get("status") == "True"
+        wait_until(
+            "the low cluster's pods back, gated",
+            lambda: len(members := cluster_pods(kubectl, "low")) == 3 and all(gated(pod) for pod in members),
+            120,
+        )
+        evicted = workload_of(kubectl, "low")
+        assert condition(evicted, "Admitted").get("status") != "True", evicted
+        assert condition(evicted, "Preempted").get("status") == "True", evicted
+        again = {pod["metadata"]["name"]: pod["metadata"]["uid"] for pod in cluster_pods(kubectl, "low")}
+        assert not set(again.values()) & set(first.values())  # every pod of it was deleted, none kept running
+        assert gpus_held(kubectl, NAMESPACE) == 4 and claims(kubectl, "low") == kept
+
+        high.kompi("destroy")
+        wait_until(
+            "the low cluster re-admitted and Ready",
+            lambda: all(bound(pod) and not gated(pod) for pod in cluster_pods(kubectl, "low")),
+            300,
+        )
+        assert condition(workload_of(kubectl, "low"), "Admitted").get("status") == "True"
+        assert claims(kubectl, "low") == kept  # the same claims, with their data
+        low.kompi("up")  # nothing changed: `up` finds the cluster Ready
+    finally:
+        for project in (high, low):
+            project.kompi("destroy", check=False)
