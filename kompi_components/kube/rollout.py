@@ -81,19 +81,19 @@ class Rollout:
         # another (--delete-collection-workers, default 1), 512 pods in 35 s on the local cluster.
         with ThreadPoolExecutor(DELETE_WORKERS) as pool:
             list(pool.map(lambda pod: self._delete(core, pod, deadline), stale))
-        if custom is not None:
-            self._release_old_groups(custom, statefulset, stale)
+        if custom is not None:  # (the controller may have begun to delete some of them itself)
+            self._release_old_groups(custom, statefulset, [pod for pod in pods["items"] if _revision(pod) != revision])
         self._wait_ready(apps, core, custom, selector, deadline)
         return len(stale)
 
     def _release_old_groups(
-        self, custom: client.CustomObjectsApi, statefulset: dict[str, Any], stale: list[dict[str, Any]]
+        self, custom: client.CustomObjectsApi, statefulset: dict[str, Any], older: list[dict[str, Any]]
     ) -> None:
         """With kompi:queue, a resize gives the pods a new Kueue pod group: the old group's Workload still holds
         its quota and Kueue's finalizer holds the deleted pods, until it is deleted (Kueue's way to end a group)."""
         template = statefulset["spec"].get("template", {})
         current = template.get("metadata", {}).get("labels", {}).get(GROUP_LABEL)
-        old = {found[1] for pod in stale if (found := admission.group_of(pod))} - {current}
+        old = {found[1] for pod in older if (found := admission.group_of(pod))} - {current}
         for group in sorted(old):
             admission.delete_workload(custom, self.namespace, group)
 

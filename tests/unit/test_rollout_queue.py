@@ -3,6 +3,7 @@ waits past its own timeout, and fails with the queue's reason once the queue wai
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -92,3 +93,39 @@ def test_queue_states_carry_kueues_own_words() -> None:
     admitted = {"type": "Admitted", "status": "True"}
     assert queue_state("q", workload(reserved, admitted), 3) == "queue q: admitted, 3 pods"
     assert queue_state("q", workload(), 3) == "queue q: queued, not yet considered by Kueue"
+
+
+class ResizeApi(FakeApi):
+    """A resized cluster: the StatefulSet's template names a new pod group, its pods (of the old revision) the
+    old one."""
+
+    def __init__(self) -> None:
+        old = [queued(0, gate=False), queued(1, gate=False)]
+        for item in old:
+            item["metadata"]["labels"]["controller-revision-hash"] = "old"
+        super().__init__(old, replacement=lambda ordinal: queued(ordinal, gate=False) | {"spec": {}})
+        self.deleted_workloads: list[str] = []
+
+    def read_namespaced_stateful_set(self, name: str, namespace: str, **kwargs: object) -> _Response:
+        body = json.loads(super().read_namespaced_stateful_set(name, namespace, **kwargs).data)
+        body["spec"]["template"] = {"metadata": {"labels": {GROUP_LABEL: "c-new"}}}
+        return _Response(body)
+
+    def delete_namespaced_custom_object(self, group: str, version: str, _ns: str, plural: str, name: str) -> Any:
+        self.deleted_workloads.append(name)
+        return _Response({})
+
+
+def test_a_resize_deletes_the_old_groups_workload_and_keeps_the_new_one() -> None:
+    api = ResizeApi()
+    _rollout(FakeClock(), [], queue_timeout=3600).run(api, api, api)  # type: ignore[arg-type]
+    assert api.deleted_workloads == [GROUP]  # the old group's, once for both pods
+
+
+def test_pods_the_controller_is_deleting_already_still_name_their_group() -> None:
+    api = ResizeApi()
+    going = queued(0, gate=False)
+    going["metadata"]["deletionTimestamp"] = "2026-12-06T00:00:00Z"
+    statefulset = json.loads(api.read_namespaced_stateful_set("c-worker", "ns").data)
+    _rollout(FakeClock(), [], queue_timeout=None)._release_old_groups(api, statefulset, [going])  # type: ignore[arg-type]
+    assert api.deleted_workloads == [GROUP]
