@@ -152,6 +152,8 @@ class LocalCluster:
             )
         self._check_binaries()
         self._check_ports_free()
+        if self.kueue and self.real_node:  # (its ClusterQueue holds the fake nodes' capacity)
+            raise LocalClusterError("--kueue runs with kwok's nodes only, not yet with --node real")
         if self.real_node:
             if not 1 <= self.real_nodes <= MAX_NODES:
                 raise LocalClusterError(f"--nodes {self.real_nodes}: expected 1 to {MAX_NODES} real nodes")

@@ -17,11 +17,11 @@ import pulumi
 import pulumi.dynamic
 from kubernetes import client
 
+from kompi_components.components.rollout import ACCESS, access_of
 from kompi_components.kube.access import ClusterAccess
 from kompi_components.kube.admission import delete_workload
 from kompi_components.manifests.queue import GROUP_LABEL
 
-ACCESS = ("kubeconfig", "context", "cluster")
 GONE_TIMEOUT_SECONDS = 300.0
 
 
@@ -51,10 +51,7 @@ class _Provider(pulumi.dynamic.ResourceProvider):
         return pulumi.dynamic.UpdateResult(news)
 
     def delete(self, _id: str, props: dict[str, Any]) -> None:
-        access = ClusterAccess(
-            props.get("kubeconfig") or None, props.get("context") or None, props.get("cluster") or None
-        )
-        api = access.api_client()
+        api = access_of(props).api_client()
         release(client.CustomObjectsApi(api), client.CoreV1Api(api), props["namespace"], props["group"])
 
 

@@ -53,13 +53,14 @@ class _Provider(pulumi.dynamic.ResourceProvider):
         node holds are released first. (State from before kompi kept its access in the outputs: nothing.)"""
         if not all(key in props for key in ACCESS):
             return
-        api = _access(props).api_client()
+        api = access_of(props).api_client()
         release_pods_on_lost_nodes(
             client.CoreV1Api(api), client.AppsV1Api(api), props["namespace"], props["statefulset"]
         )
 
 
-def _access(props: dict[str, Any]) -> ClusterAccess:
+def access_of(props: dict[str, Any]) -> ClusterAccess:
+    """The cluster access a dynamic resource of kompi's kept in its outputs (``ACCESS``)."""
     return ClusterAccess(props.get("kubeconfig") or None, props.get("context") or None, props.get("cluster") or None)
 
 
@@ -71,7 +72,7 @@ def _roll(props: dict[str, Any]) -> dict[str, Any]:
         float(props["timeoutSeconds"]),
         queue_timeout_seconds=None if queue_timeout is None else float(queue_timeout),
     )
-    api = _access(props).api_client()
+    api = access_of(props).api_client()
     try:
         deleted = rollout.run(client.AppsV1Api(api), client.CoreV1Api(api), client.CustomObjectsApi(api))
     except RolloutError as error:
