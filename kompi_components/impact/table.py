@@ -168,7 +168,7 @@ EXAMPLES: list[Example] = [
     _example("queue", "team-b", {"queue": "team-a"}),
     _example("queuePriorityClass", "urgent", {"queue": "team-a"}),
     _example("queueTimeoutSeconds", 600, {"queue": "team-a"}),
-    _example("workers", 3, {"queue": "team-a"}),
+    Example("workers", "-> `3`, with a queue (a new Kueue pod group)", {"workers": 3}, {"queue": "team-a"}),
     _example("rolloutTimeoutSeconds", 1800),
     _example("allowDataLoss", True),
 ]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kompi_components.manifests.meta import ObjectOptions
+from kompi_components.manifests.meta import DELETION_PROPAGATION, ObjectOptions
 from kompi_components.render import planned_objects, render_objects
 from tests.stacks import ONE_SHOT, as_config
 
@@ -52,7 +52,8 @@ def test_one_shot_master_is_a_job_that_never_reruns() -> None:
     objects = by_kind(render_objects(as_config(ONE_SHOT)))
     assert ("StatefulSet", "full-master") not in objects
     job = objects[("Job", "full-master")]
-    assert job["metadata"]["annotations"] == {"pulumi.com/skipAwait": "true"}
+    # (and, as the stack sets kompi:queue, deleted without waiting for its pod: tests/manifests/test_queue.py)
+    assert job["metadata"]["annotations"] == {"pulumi.com/skipAwait": "true", DELETION_PROPAGATION: "background"}
     assert job["spec"]["backoffLimit"] == 0
     pod = job["spec"]["template"]["spec"]
     assert pod["restartPolicy"] == "Never"
