@@ -21,7 +21,6 @@ from pathlib import Path
 import yaml
 
 from kompi_components.kube.conditions import has_condition, is_ready
-from kompi_components.manifests import quantities
 from kompi_engine import local_gang, local_kueue, paths, versions
 from kompi_engine.fabric import DEFAULT_MTU, Fabric, check_mtu
 from kompi_engine.gang_scheduler import CONTROLLER_BINARY, SCHEDULER_BINARY
@@ -111,7 +110,7 @@ class LocalCluster:
     node_images: tuple[str, ...] | None = None  # images for the real nodes (default: all but training images)
     real_nodes: int = 1  # how many, with real_node
     mtu: int = DEFAULT_MTU  # of the link between the real nodes
-    kueue: bool = False  # run Kueue (kompi:queue), with a ClusterQueue for the fake nodes' capacity
+    kueue: bool = False  # run Kueue (kompi:queue), with a ClusterQueue for the nodes' capacity
 
     def real_node_at(self, index: int) -> RealNode:
         return RealNode(self.state, self.bin, self.ports.apiserver, SERVICE_IP, index, self.real_nodes, self.mtu)
@@ -152,8 +151,6 @@ class LocalCluster:
             )
         self._check_binaries()
         self._check_ports_free()
-        if self.kueue and self.real_node:  # (its ClusterQueue holds the fake nodes' capacity)
-            raise LocalClusterError("--kueue runs with kwok's nodes only, not yet with --node real")
         if self.real_node:
             if not 1 <= self.real_nodes <= MAX_NODES:
                 raise LocalClusterError(f"--nodes {self.real_nodes}: expected 1 to {MAX_NODES} real nodes")
@@ -283,6 +280,8 @@ class LocalCluster:
         elif self.nodes.count:
             self.kubectl("apply", "-f", "-", input_text=yaml.safe_dump_all(self.nodes.manifests()))
             self._wait(f"{self.nodes.count} kwok nodes", 90, self._nodes_ready, log)
+        if self.kueue:
+            self._apply_kueue_quota()
         self._wait("default ServiceAccount", 60, self._default_account_exists, log)
 
     def start_apiserver(self, log: Callable[[str], None] = lambda _: None) -> None:
@@ -386,7 +385,7 @@ class LocalCluster:
         self._wait("scheduler-plugins", 60, lambda: _http_ok(f"https://127.0.0.1:{port}/healthz", insecure), log)
 
     def _start_kueue(self, log: Callable[[str], None]) -> None:
-        """Kueue's CRDs, its manager, its webhooks, and a ClusterQueue with the fake nodes' capacity."""
+        """Kueue's CRDs, its manager and its webhooks: before any node, so that no pod is made without them."""
         for crd in local_kueue.crd_files(self.bin):
             self.kubectl("apply", "--server-side", "-f", str(crd))
         self._wait("Kueue's CRDs", 60, lambda: self._crds_established(local_kueue.crd_names(self.bin)), log)
@@ -404,10 +403,12 @@ class LocalCluster:
         ca_bundle = base64.b64encode((pki / "ca.crt").read_bytes()).decode()
         hooks = local_kueue.webhook_configurations(p.kueue_webhook, ca_bundle)
         self.kubectl("apply", "-f", "-", input_text=yaml.safe_dump_all(hooks))
-        node = {"cpu": quantities.parse(self.nodes.cpu), "memory": quantities.parse(self.nodes.memory)}
-        capacity = quantities.total([(self.nodes.count, node)])
-        quota = local_kueue.quota_manifests(capacity["cpu"], capacity["memory"], self.nodes.count * self.nodes.gpus)
-        # the ClusterQueue's own webhooks answer now: applying it proves the API server reaches them
+
+    def _apply_kueue_quota(self) -> None:
+        """A ClusterQueue holding what the nodes, fake or real, can give (the ClusterQueue's own webhooks answer
+        it: applying it proves the API server reaches them)."""
+        nodes = json.loads(self.kubectl("get", "nodes", "-o", "json"))["items"]
+        quota = local_kueue.quota_manifests(local_kueue.allocatable(nodes))
         self.kubectl("apply", "-f", "-", input_text=yaml.safe_dump_all(quota))
 
     def _kwok_command(self) -> list[str]:

@@ -1,5 +1,5 @@
 """The local cluster's Kueue (`bin/kompi local up --kueue`): its manager beside the control plane, its
-webhooks called by the API server at 127.0.0.1, and a ClusterQueue for the fake GPUs.
+webhooks called by the API server at 127.0.0.1, and a ClusterQueue for the nodes' CPUs, memory and GPUs.
 
 In a real cluster Kueue runs as a Deployment behind a Service and makes its own webhook certificate for
 that Service. Here there is no Service to route to, so its internal certificate management is off: the
@@ -15,6 +15,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from kompi_components.contract import GPU_RESOURCE as GPU
+from kompi_components.manifests import quantities
 from kompi_engine.kueue import BINARY, CRD_DIR
 
 PROCESS_NAME = "kueue"
@@ -152,13 +154,18 @@ def setup_manifests() -> list[dict[str, Any]]:
     ]
 
 
-def quota_manifests(cpu: str, memory: str, gpus: int) -> list[dict[str, Any]]:
-    """One flavor and a ClusterQueue holding the fake nodes' whole capacity, for LocalQueues in any namespace."""
-    quotas: list[dict[str, Any]] = [
-        {"name": "cpu", "nominalQuota": cpu},
-        {"name": "memory", "nominalQuota": memory},
-        {"name": "nvidia.com/gpu", "nominalQuota": gpus},
+def allocatable(nodes: list[dict[str, Any]]) -> dict[str, str]:
+    """What the nodes can give to pods, summed: CPU, memory and GPUs (0 on nodes without any)."""
+    wanted = ("cpu", "memory", GPU)
+    parts = [
+        (1, {name: quantities.parse(node["status"]["allocatable"].get(name, 0)) for name in wanted}) for node in nodes
     ]
+    return {name: "0" for name in wanted} | quantities.total(parts)
+
+
+def quota_manifests(capacity: dict[str, str]) -> list[dict[str, Any]]:
+    """One flavor and a ClusterQueue holding the nodes' whole capacity, for LocalQueues in any namespace."""
+    quotas: list[dict[str, Any]] = [{"name": name, "nominalQuota": capacity[name]} for name in ("cpu", "memory", GPU)]
     return [
         {"apiVersion": API, "kind": "ResourceFlavor", "metadata": {"name": FLAVOR}},
         {

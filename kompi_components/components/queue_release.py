@@ -1,11 +1,14 @@
 """QueueRelease: with kompi:queue, gives the cluster's pods back to Kueue's quota when it is destroyed.
 
-Kueue holds a finalizer on every pod of a pod group, and a serving group (a StatefulSet's pods come back)
-never finishes by itself: Kueue lets its pods go when its Workload is deleted, as Kueue's docs for plain
-pod groups say. So the master and the workers depend on this resource, which Pulumi deletes after them
-(their StatefulSets and Job are deleted without waiting for their pods, pulumi.com/deletionPropagationPolicy
-background), and its delete deletes the group's Workload and waits until the pods are gone. A resize
-makes a new group; the rollout step deletes the old group's Workload then (kube/rollout.py).
+A serving pod group (a StatefulSet's pods come back) never finishes by itself, and its Workload holds
+the quota until the group's pods are gone. Kueue v0.16 and later put no finalizer on pods that name a
+suspending parent, as kompi's do (manifests/queue.py); an older Kueue, or one with its
+SkipFinalizersForPodsSuspendedByParent gate off, holds a finalizer on every pod until the group's Workload
+is deleted. So the master and the workers depend on this resource, which Pulumi deletes after them (their
+StatefulSets and Job are deleted without waiting for their pods, pulumi.com/deletionPropagationPolicy
+background), and its delete deletes the group's Workload and waits until the pods are gone: `destroy`
+ends with the quota given back, with either Kueue. A resize makes a new group; the rollout step deletes
+the old group's Workload then (kube/rollout.py).
 """
 
 from __future__ import annotations
@@ -26,8 +29,8 @@ GONE_TIMEOUT_SECONDS = 300.0
 
 
 def release(custom: client.CustomObjectsApi, core: client.CoreV1Api, namespace: str, group: str) -> None:
-    """Delete the group's Workload (Kueue then removes its finalizers from the pods), and wait until none of
-    the group's pods is left."""
+    """Delete the group's Workload (Kueue then stops the group's pods and removes any finalizer of its own),
+    and wait until none of the group's pods is left."""
     delete_workload(custom, namespace, group)
     deadline = time.monotonic() + GONE_TIMEOUT_SECONDS
     while core.list_namespaced_pod(namespace, label_selector=f"{GROUP_LABEL}={group}").items:

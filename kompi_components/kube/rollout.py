@@ -89,8 +89,9 @@ class Rollout:
     def _release_old_groups(
         self, custom: client.CustomObjectsApi, statefulset: dict[str, Any], older: list[dict[str, Any]]
     ) -> None:
-        """With kompi:queue, a resize gives the pods a new Kueue pod group: the old group's Workload still holds
-        its quota and Kueue's finalizer holds the deleted pods, until it is deleted (Kueue's way to end a group)."""
+        """With kompi:queue, a resize gives the pods a new Kueue pod group: the old group's Workload holds its
+        quota (and, in an older Kueue, its finalizer the deleted pods) until it is deleted, Kueue's way to end a
+        serving group; the new group cannot be admitted beside it when the quota is short."""
         template = statefulset["spec"].get("template", {})
         current = template.get("metadata", {}).get("labels", {}).get(GROUP_LABEL)
         old = {found[1] for pod in older if (found := admission.group_of(pod))} - {current}

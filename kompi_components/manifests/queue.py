@@ -5,6 +5,14 @@ template carries, so it cannot join the master's StatefulSet to the workers'. A 
 pod of the cluster carries the same group name and member count, Kueue's pod webhook gates each pod until
 the group is admitted, and the group's Workload has one pod set per role. The StatefulSets themselves carry
 no queue label, so Kueue's StatefulSet and Job integrations leave them to the pod integration.
+
+Each pod also names kompi as the parent that suspends it (`pod-suspending-parent`), as Kueue's own
+StatefulSet and LeaderWorkerSet integrations name themselves. Kueue (v0.16 on) then puts no finalizer on
+the pod, so a pod that Kueue or a rolling update deletes goes, and its StatefulSet makes it again, gated
+until the group is admitted: a preempted cluster comes back by itself once the quota is free. A parent
+other than `statefulset` also keeps Kueue's StatefulSet webhook off kompi's StatefulSets (even with
+`manageJobsWithoutQueueName`) and skips its default-LocalQueue defaulting; since Kueue's pod webhook then
+leaves the `managed` label to the parent, kompi sets it.
 """
 
 from __future__ import annotations
@@ -24,7 +32,12 @@ TOTAL_COUNT_ANNOTATION = "kueue.x-k8s.io/pod-group-total-count"
 ROLE_ANNOTATION = "kueue.x-k8s.io/role-hash"
 # A serving group's pods may be replaced (a StatefulSet recreates a pod) without ending the workload.
 SERVING_ANNOTATION = "kueue.x-k8s.io/pod-group-serving"
+# A one-shot group instead ends, and gives its quota back, once none of its pods runs (retriable: false).
+RETRIABLE_ANNOTATION = "kueue.x-k8s.io/retriable-in-group"
 ADMISSION_GATE = "kueue.x-k8s.io/admission"
+MANAGED_LABEL = "kueue.x-k8s.io/managed"
+PARENT_ANNOTATION = "kueue.x-k8s.io/pod-suspending-parent"
+PARENT = "kompi"
 
 
 def members(config: KompiConfig) -> int:
@@ -51,8 +64,8 @@ def group_name(config: KompiConfig, names: Names) -> str:
 
 def owner_annotations(config: KompiConfig) -> dict[str, str]:
     """Annotations of the pods' owners (StatefulSets, the one-shot Job): with kompi:queue, Pulumi deletes them
-    without waiting for their pods, which Kueue's finalizer holds until the cluster's QueueRelease deletes the
-    group's Workload (kompi_components/components/queue_release.py)."""
+    without waiting for their pods, which an older Kueue's finalizer holds until the cluster's QueueRelease
+    deletes the group's Workload (kompi_components/components/queue_release.py)."""
     return {DELETION_PROPAGATION: "background"} if config.queue else {}
 
 
@@ -70,10 +83,13 @@ def group_metadata(config: KompiConfig, names: Names, role: str) -> tuple[dict[s
     """Labels and annotations of a cluster pod's template: none without kompi:queue."""
     if config.queue is None:
         return {}, {}
-    labels = queue_labels(config) | {GROUP_LABEL: group_name(config, names)}
+    labels = queue_labels(config) | {GROUP_LABEL: group_name(config, names), MANAGED_LABEL: "true"}
     annotations = {
         TOTAL_COUNT_ANNOTATION: str(members(config)),
         ROLE_ANNOTATION: role,
-        SERVING_ANNOTATION: "true",
+        PARENT_ANNOTATION: PARENT,
     }
-    return labels, annotations
+    # A cluster serves until it is destroyed. A one-shot run ends: when its Job has succeeded and released the
+    # workers, no pod of the group runs, Kueue marks the workload Finished and its quota is free for others.
+    lifetime = {RETRIABLE_ANNOTATION: "false"} if config.one_shot.enabled else {SERVING_ANNOTATION: "true"}
+    return labels, annotations | lifetime

@@ -3,7 +3,8 @@
 Kueue runs with its Job, StatefulSet and pod integrations on, as a platform team runs it, and one
 ClusterQueue holds the nodes' 8 GPUs. Two kompi clusters of one team share it: the first is admitted
 whole; the second, which does not fit beside it, waits with nothing of it bound until the first is
-destroyed, then starts; a cluster of a higher priority then takes the quota of a lower one.
+destroyed, then starts; a rolling change keeps the workload, a resize makes a new one; a cluster of a
+higher priority takes the quota of a lower one, which comes back by itself when the quota is free.
 """
 
 from __future__ import annotations
@@ -102,7 +103,8 @@ def test_clusters_of_one_team_share_its_quota_all_or_nothing(kueue: tuple[LocalC
         assert condition(admitted, "Admitted").get("status") == "True", admitted
         members = cluster_pods(kubectl, "small")
         assert len(members) == 2 and all(bound(pod) and not gated(pod) for pod in members)
-        assert {pod["metadata"]["labels"].get("kueue.x-k8s.io/managed") for pod in members} == {"true"}
+        # kompi is the pods' suspending parent: Kueue gates and admits them but puts no finalizer on them
+        assert not [pod["metadata"]["finalizers"] for pod in members if pod["metadata"].get("finalizers")]
         pod_sets = {pod_set["name"]: pod_set["count"] for pod_set in admitted["spec"]["podSets"]}
         assert sorted(pod_sets.values()) == [1, 1] and gpus_held(kubectl, NAMESPACE) == 4, pod_sets
 
@@ -133,13 +135,25 @@ def test_clusters_of_one_team_share_its_quota_all_or_nothing(kueue: tuple[LocalC
         members = cluster_pods(kubectl, "large")
         assert len(members) == 3 and all(bound(pod) for pod in members) and gpus_held(kubectl, NAMESPACE) == 8
         before = workload_of(kubectl, "large")
-        assert condition(before, "Admitted").get("status") == "True"
+        assert before is not None and condition(before, "Admitted").get("status") == "True"
+
+        # A change that rolls every pod (a new SSH key) keeps the workload: the replaced pods go at once, with
+        # no finalizer of Kueue's to hold them, and Kueue lets their replacements in.
+        first = {pod["metadata"]["uid"] for pod in members}
+        large.set(sshKeyVersion=2)
+        large.kompi("up")
+        rolled = cluster_pods(kubectl, "large")
+        assert len(rolled) == 3 and all(bound(pod) and not gated(pod) for pod in rolled)
+        assert not first & {pod["metadata"]["uid"] for pod in rolled}
+        kept = workload_of(kubectl, "large")
+        assert kept is not None and kept["metadata"]["uid"] == before["metadata"]["uid"]
+        assert condition(kept, "Admitted").get("status") == "True"
 
         # A resize is a new pod group: its pods roll at once and Kueue admits them for the new size.
         large.set(workers=1)
         large.kompi("up")
         resized = workload_of(kubectl, "large")
-        assert resized is not None and before is not None
+        assert resized is not None
         assert resized["metadata"]["name"] != before["metadata"]["name"]
         assert condition(resized, "Admitted").get("status") == "True" and gpus_held(kubectl, NAMESPACE) == 4
         gone = before["metadata"]["name"]
@@ -156,12 +170,12 @@ def claims(kubectl: Kubectl, name: str) -> dict[str, str]:
     return {c["metadata"]["name"]: c["metadata"]["uid"] for c in found if f"-{name}-worker-" in c["metadata"]["name"]}
 
 
-def test_a_higher_priority_cluster_preempts_a_lower_one_which_comes_back_once_its_workload_is_deleted(
+def test_a_higher_priority_cluster_preempts_a_lower_one_which_comes_back_by_itself(
     kueue: tuple[LocalCluster, Kubectl, Path],
 ) -> None:
-    """Preemption stops every pod of the lower cluster and keeps its claims. Kueue then waits for replacement
-    pods that the StatefulSets cannot make (a replacement has the same name, and Kueue's finalizer holds the
-    old pod): the way back, as docs/troubleshooting.md says, is to delete its Workload."""
+    """Preemption stops every pod of the lower cluster and keeps its claims. Its pods carry no finalizer of
+    Kueue's (kompi is their suspending parent), so the StatefulSets make them again at once, gated: the
+    workload is queued again, `up` says so and waits, and the cluster runs again when the quota is free."""
     local, kubectl, root = kueue
     scratch = {"size": "1Gi", "mountPath": "/scratch"}
     low = team_stack(root, local.kubeconfig, "low", workers=2, workerVolume=scratch)  # all 8 GPUs
@@ -174,29 +188,35 @@ def test_a_higher_priority_cluster_preempts_a_lower_one_which_comes_back_once_it
 
         high.kompi("up")  # admitted once Kueue has preempted the lower-priority cluster
         assert condition(workload_of(kubectl, "high"), "Admitted").get("status") == "True"
-        evicted = workload_of(kubectl, "low")
-        assert evicted is not None
-        assert condition(evicted, "Preempted").get("status") == "True", evicted
-        assert condition(evicted, "Admitted").get("status") != "True", evicted
-        going = cluster_pods(kubectl, "low")
-        assert all(pod["metadata"].get("deletionTimestamp") for pod in going), going  # every pod stopped
-        assert claims(kubectl, "low") == kept
-
-        kubectl.run("delete", WORKLOADS, evicted["metadata"]["name"], "-n", NAMESPACE)
         wait_until(
             "the low cluster's pods made again, gated (high holds half the GPUs)",
             lambda: (
                 len(pods := cluster_pods(kubectl, "low")) == 3
-                and all(gated(pod) and pod["metadata"]["uid"] not in first for pod in pods)
+                and all(gated(pod) and not bound(pod) and pod["metadata"]["uid"] not in first for pod in pods)
             ),
             120,
         )
-        high.kompi("destroy")
-        wait_until(
-            "the low cluster re-admitted and Ready",
-            lambda: all(bound(pod) and not gated(pod) for pod in cluster_pods(kubectl, "low")),
-            300,
-        )
+        evicted = workload_of(kubectl, "low")
+        assert condition(evicted, "Admitted").get("status") != "True", evicted
+        assert condition(evicted, "QuotaReserved").get("status") == "False", evicted  # queued again
+        assert claims(kubectl, "low") == kept and gpus_held(kubectl, NAMESPACE) == 4
+        # Nothing that kompi declared changed: refresh finds the stack as it was (the pods are Kueue's).
+        assert set(low.last_json(low.kompi("refresh"))) == {"same"}
+
+        # An unchanged `up` has nothing to do. One that changes the cluster (a new SSH key rolls every pod) waits
+        # for the queue, says why, and ends once Kueue admits the cluster again.
+        low.set(sshKeyVersion=2)
+        running = Running(low)
+        try:
+            said = "[kompi] StatefulSet low-worker: queue team-a: queued: couldn't assign flavors"
+            running.wait_for(kubectl, "kompi up to print Kueue's reason", lambda: said in running.text, 180)
+            assert running.process.poll() is None
+            high.kompi("destroy")
+            assert running.process.wait(300) == 0, running.text[-3000:]
+        finally:
+            running.cancel()
+        back = cluster_pods(kubectl, "low")
+        assert len(back) == 3 and all(bound(pod) and not gated(pod) for pod in back), back
         assert condition(workload_of(kubectl, "low"), "Admitted").get("status") == "True"
         assert claims(kubectl, "low") == kept and gpus_held(kubectl, NAMESPACE) == 8  # the same claims
     finally:

@@ -31,6 +31,10 @@ def test_master_and_workers_are_one_group_of_every_member() -> None:
         assert template["annotations"][queue.TOTAL_COUNT_ANNOTATION] == "4"
         assert template["annotations"][queue.ROLE_ANNOTATION] == role
         assert template["annotations"][queue.SERVING_ANNOTATION] == "true"
+        # kompi is the pods' suspending parent: Kueue puts no finalizer on them (a deleted pod goes and its
+        # StatefulSet makes it again) and leaves the managed label, without which it skips them, to kompi.
+        assert template["annotations"][queue.PARENT_ANNOTATION] == queue.PARENT != "statefulset"
+        assert template["labels"][queue.MANAGED_LABEL] == "true"
     assert queue.PRIORITY_LABEL not in master["labels"]
 
 
@@ -49,6 +53,11 @@ def test_the_one_shot_master_joins_the_workers_group() -> None:
     job, workers = templates["Job/q-master"], templates["StatefulSet/q-worker"]
     assert job["labels"][queue.GROUP_LABEL] == workers["labels"][queue.GROUP_LABEL]
     assert job["annotations"][queue.TOTAL_COUNT_ANNOTATION] == "4"
+    assert job["annotations"][queue.PARENT_ANNOTATION] == queue.PARENT
+    # A one-shot run ends: no member is serving, and the group is Finished once none of its pods runs.
+    for template in (job, workers):
+        assert queue.SERVING_ANNOTATION not in template["annotations"]
+        assert template["annotations"][queue.RETRIABLE_ANNOTATION] == "false"
 
 
 def test_a_resize_is_a_new_group_an_image_change_is_not() -> None:

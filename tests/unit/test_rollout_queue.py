@@ -129,3 +129,14 @@ def test_pods_the_controller_is_deleting_already_still_name_their_group() -> Non
     statefulset = json.loads(api.read_namespaced_stateful_set("c-worker", "ns").data)
     _rollout(FakeClock(), [], queue_timeout=None)._release_old_groups(api, statefulset, [going])  # type: ignore[arg-type]
     assert api.deleted_workloads == [GROUP]
+
+
+def test_a_roll_that_keeps_the_group_deletes_no_workload() -> None:
+    """An image or key change rolls pods of the old revision that already name the template's group: the
+    admitted Workload is theirs and their replacements', and stays."""
+    api = ResizeApi()
+    same = queued(0, gate=False)
+    same["metadata"]["labels"][GROUP_LABEL] = "c-new"
+    statefulset = json.loads(api.read_namespaced_stateful_set("c-worker", "ns").data)
+    _rollout(FakeClock(), [], queue_timeout=None)._release_old_groups(api, statefulset, [same])  # type: ignore[arg-type]
+    assert api.deleted_workloads == []

@@ -38,6 +38,7 @@ def real_cluster(
         ports=PortBlock.REAL_NODE_SESSION.ports,
         real_node=True,
         node_images=tuple(images.values()),
+        kueue=True,  # for the queued one-shot run (test_jobs.py); pods without a queue label are not Kueue's
     )
     with running(local, print):
         yield local

@@ -1,12 +1,17 @@
-"""kompi's job modes on a real node: the one-shot Job, and the data stack's preparation Job."""
+"""kompi's job modes on a real node: the one-shot Job (queued in Kueue, and not), and the data stack's preparation
+Job."""
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 from pathlib import Path
 from typing import Any
 
+from kompi_components.kube.conditions import has_condition
+from kompi_components.manifests import queue
+from kompi_engine.local_kueue import API, CLUSTER_QUEUE
 from tests.e2e.live import Kubectl, pods_ready, wait_until
 from tests.e2e.node.mpi import PROGRAM, exec_in
 from tests.e2e.node.volumes import host_volume
@@ -31,21 +36,32 @@ def job_finished(kubectl: Kubectl, namespace: str, job: str) -> bool:
     return bool(status.get("succeeded") or status.get("failed"))
 
 
-def test_one_shot_runs_once_keeps_the_exit_code_and_releases_the_workers(
-    node_project, node_kubectl: Kubectl, images
+def test_one_shot_in_a_kueue_queue_runs_once_after_admission_releases_the_workers_and_its_quota(
+    stack_namespace, node_project, node_kubectl: Kubectl, images
 ) -> None:
+    """The one-shot run, queued: Kueue (beside the real node, its ClusterQueue the node's CPUs and memory)
+    admits the Job's pod and the workers as one group; the job runs once across them, keeps its exit code,
+    releases the workers, and the group's Workload is then Finished, its quota given back."""
+    namespace = stack_namespace("kompi-queued")
+    local_queue = {"apiVersion": API, "kind": "LocalQueue", "metadata": {"name": "team", "namespace": namespace},
+                   "spec": {"clusterQueue": CLUSTER_QUEUE}}  # fmt: skip
+    node_kubectl.run("apply", "-f", "-", input_text=json.dumps(local_queue))
     command = ["mpiexec", "-n", "2", "python3", "-c", PROGRAM]
+    one_shot = {"enabled": True, "command": command, "timeoutSeconds": 300}
     project: Project = node_project(
-        "dev", images["ompi4"].split(":", 1)[1], oneShot={"enabled": True, "command": command, "timeoutSeconds": 300}
-    )
+        "dev", images["ompi4"].split(":", 1)[1], namespace=namespace, createNamespace=False, queue="team",
+        oneShot=one_shot,
+    )  # fmt: skip
     project.kompi("up")
-    namespace, job = project.config()["kompi:namespace"], "kompi-dev-master"
+    job = "kompi-dev-master"
     wait_until("the one-shot Job finished", lambda: job_finished(node_kubectl, namespace, job), 300)
     assert node_kubectl.get("job", job, namespace)["status"].get("succeeded") == 1  # type: ignore[index]
     logs = node_kubectl.run("logs", "-n", namespace, f"job/{job}", "-c", "mpi").stdout
     sums = [line for line in logs.splitlines() if '"sum": 3' in line]
     assert len(sums) == 2, logs  # both ranks, once
-    assert termination_message(job_pod(node_kubectl, namespace, job)).startswith("exit code 0:")
+    ran = job_pod(node_kubectl, namespace, job)
+    assert termination_message(ran).startswith("exit code 0:")
+    group = ran["metadata"]["labels"][queue.GROUP_LABEL]
     # released with its own scoped Role: the StatefulSet is scaled to 0 and its pods are gone
     wait_until(
         "workers released",
@@ -53,6 +69,14 @@ def test_one_shot_runs_once_keeps_the_exit_code_and_releases_the_workers(
             node_kubectl.get("statefulset", "kompi-dev-worker", namespace)["spec"]["replicas"] == 0  # type: ignore[index]
             and not node_kubectl.items("pods", namespace, "app.kubernetes.io/component=worker")
         ),
+        120,
+    )
+    # Admitted as one group (the Job's pod and both workers), and Finished once none of its pods runs.
+    workload = node_kubectl.get("workloads.kueue.x-k8s.io", group, namespace) or {}
+    assert sorted(pod_set["count"] for pod_set in workload["spec"]["podSets"]) == [1, 2], workload
+    wait_until(
+        "the group's Workload Finished",
+        lambda: has_condition(node_kubectl.get("workloads.kueue.x-k8s.io", group, namespace) or {}, "Finished"),
         120,
     )
 
