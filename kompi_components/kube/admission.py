@@ -48,12 +48,17 @@ def queue_state(queue: str, workload: Mapping[str, Any] | None, members: int) ->
     if workload is None:
         return f"{where}: waiting for Kueue to make the workload of its {members} pods (is Kueue running?)"
     evicted = _condition(workload, "Evicted")
+    reserved = _condition(workload, "QuotaReserved")
     if evicted and evicted.get("status") == "True":
+        # Kueue keeps Evicted true until it reserves quota again; once its scheduler has tried the requeued
+        # workload, the QuotaReserved message (no longer the eviction's own) is the reason it waits now.
+        requeued = reserved and reserved.get("status") == "False" and reserved.get("message")
+        if requeued and reserved["message"] != evicted.get("message"):
+            return f"{where}: queued: {reserved['message']} (after eviction: {evicted.get('reason')})"
         return f"{where}: evicted ({evicted.get('reason')}): {evicted.get('message', '')}".rstrip(": ")
     admitted = _condition(workload, "Admitted")
     if admitted and admitted.get("status") == "True":
         return f"{where}: admitted, {members} pods"
-    reserved = _condition(workload, "QuotaReserved")
     if reserved and reserved.get("status") == "False" and reserved.get("message"):
         return f"{where}: queued: {reserved['message']}"
     if reserved and reserved.get("status") == "True":

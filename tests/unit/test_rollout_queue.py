@@ -87,7 +87,16 @@ def test_a_queue_wait_that_runs_out_fails_naming_the_queue_and_kueues_reason() -
 
 def test_queue_states_carry_kueues_own_words() -> None:
     evicted = {"type": "Evicted", "status": "True", "reason": "Preempted", "message": "Preempted to accommodate w"}
-    assert queue_state("q", workload(evicted), 3) == "queue q: evicted (Preempted): Preempted to accommodate w"
+    said_evicted = "queue q: evicted (Preempted): Preempted to accommodate w"
+    assert queue_state("q", workload(evicted), 3) == said_evicted
+    # Kueue stops the pods and gives the quota back with the eviction's own message, then its scheduler tries
+    # the requeued workload again and says why it still waits (Evicted stays true until quota is reserved).
+    released = {"type": "QuotaReserved", "status": "False", "reason": "Pending", "message": evicted["message"]}
+    assert queue_state("q", workload(evicted, released), 3) == said_evicted
+    retried = {**released, "message": "couldn't assign flavors to pod set main"}
+    assert queue_state("q", workload(evicted, retried), 3) == (
+        "queue q: queued: couldn't assign flavors to pod set main (after eviction: Preempted)"
+    )
     reserved = {"type": "QuotaReserved", "status": "True", "reason": "QuotaReserved"}
     assert queue_state("q", workload(reserved), 3) == "queue q: quota reserved, waiting for admission checks"
     admitted = {"type": "Admitted", "status": "True"}
