@@ -52,9 +52,9 @@ def queue_state(queue: str, workload: Mapping[str, Any] | None, members: int) ->
     if evicted and evicted.get("status") == "True":
         # Kueue keeps Evicted true until it reserves quota again; once its scheduler has tried the requeued
         # workload, the QuotaReserved message (no longer the eviction's own) is the reason it waits now.
-        requeued = reserved and reserved.get("status") == "False" and reserved.get("message")
-        if requeued and reserved["message"] != evicted.get("message"):
-            return f"{where}: queued: {reserved['message']} (after eviction: {evicted.get('reason')})"
+        waits_for = reserved.get("message") if reserved and reserved.get("status") == "False" else None
+        if waits_for and waits_for != evicted.get("message"):
+            return f"{where}: queued: {waits_for} (after eviction: {evicted.get('reason')})"
         return f"{where}: evicted ({evicted.get('reason')}): {evicted.get('message', '')}".rstrip(": ")
     admitted = _condition(workload, "Admitted")
     if admitted and admitted.get("status") == "True":
