@@ -9,7 +9,7 @@ import subprocess
 from pathlib import Path
 
 from kompi_engine import versions
-from kompi_engine.gobuild import COMPILE_FLAGS, BuildError, Component, GoBuild
+from kompi_engine.gobuild import BuildError, Component, GoBuild
 
 PULUMI_PKG = "github.com/pulumi/pulumi/pkg/v3"
 PULUMI_SDK = "github.com/pulumi/pulumi/sdk/v3"
@@ -119,12 +119,13 @@ def _make_random_provider(build: GoBuild) -> None:
     source = build.wrapper_module("pulumi-random", _random_go_mod(bridge), files, [])
     version = f"-X {RANDOM_MODULE}/provider.Version={versions.PULUMI_RANDOM}"
     tfgen = source / "pulumi-tfgen-random"
-    with build.compiling():
-        build.go_run(
-            ["build", *COMPILE_FLAGS, "-ldflags", f"-s -w {version}", "-o", str(tfgen), "./cmd/pulumi-tfgen-random"],
-            source,
-            "pulumi-tfgen-random (the random provider's schema generator)",
-        )
+    build.compile(
+        "./cmd/pulumi-tfgen-random",
+        tfgen,
+        source,
+        "pulumi-tfgen-random (the random provider's schema generator)",
+        ldflags=version,
+    )
     out = source / "tfgen-out"
     _run_tfgen(tfgen, out, upstream, build.env())
     schema = json.loads((out / "schema.json").read_text())

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from kompi_engine.gobuild import BuildError, Component, GoBuild, build_components
+from kompi_engine.gobuild import COMPILE_FLAGS, COMPILER_ENV, BuildError, Component, GoBuild, build_components
 
 WAIT = 30.0  # only reached when the behaviour is broken
 
@@ -85,3 +85,29 @@ def test_each_component_is_told_its_compile_time_apart_from_its_wait_for_the_com
     assert times["second"].waiting >= 0.2 and times["second"].compiling < 0.1
     assert times["second"].other >= 0.2
     assert any(line.startswith("second: built in") and "waiting for the compiler" in line for line in lines)
+
+
+def test_a_build_runs_go_build_with_the_compiler_settings_and_renames_its_binary_into_bin(tmp_path: Path) -> None:
+    """Every compile gets the flags and the compiler's GC settings (byte-identical binaries in less time:
+    bench/go_compiler_gc.py); the binary appears in bin/ only once go has written it whole."""
+    seen = tmp_path / "seen"
+    fake_go = tmp_path / "go"
+    fake_go.write_text(
+        "#!/bin/sh\n"
+        f'echo "$* GOGC=$GOGC GOMEMLIMIT=$GOMEMLIMIT" > {seen}\n'
+        'while [ "$1" != "-o" ]; do shift; done\n'
+        'echo binary > "$2"\n'
+    )
+    fake_go.chmod(0o755)
+    build = GoBuild(tmp_path / "engine", str(fake_go))
+
+    build.build("example.com/cmd/tool", "tool", tmp_path, ldflags="-X main.version=1")
+
+    ran = seen.read_text().split()
+    assert ran[0] == "build" and ran[-3:] == [
+        "example.com/cmd/tool",
+        f"GOGC={COMPILER_ENV['GOGC']}",
+        f"GOMEMLIMIT={COMPILER_ENV['GOMEMLIMIT']}",
+    ]
+    assert all(flag in ran for flag in COMPILE_FLAGS) and "main.version=1" in ran
+    assert (build.bin / "tool").read_text() == "binary\n" and not (build.bin / "tool.tmp").exists()
