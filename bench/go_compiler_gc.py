@@ -23,14 +23,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from kompi_engine.gobuild import COMPILE_FLAGS, COMPILER_ENV, GoBuild
+from kompi_engine.gobuild import COMPILER_ENV, GoBuild, build_args
 
 
 def compile_once(build: GoBuild, source: Path, package: str, gc: dict[str, str]) -> tuple[float, float, str]:
     """(wall s, CPU s of go and its children, sha256 of the binary) of one compile from an empty cache."""
     with tempfile.TemporaryDirectory() as cache, tempfile.TemporaryDirectory() as out:
         binary = Path(out) / "bin"
-        args = [build.go, "build", "-p", "2", *COMPILE_FLAGS, "-ldflags", "-s -w", "-o", str(binary), package]
+        args = [build.go, *build_args(), "-o", str(binary), package]  # the engine's own compile, less its GC env
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         started = time.monotonic()
         subprocess.run(args, cwd=source, env=build.env() | {"GOCACHE": cache} | gc, check=True)

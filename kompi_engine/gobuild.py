@@ -40,6 +40,13 @@ COMPILER_ENV = {"GOGC": "off", "GOMEMLIMIT": "2GiB"}
 _BUILDING = threading.local()
 
 
+def build_args(ldflags: str = "", tags: str = "") -> list[str]:
+    """The arguments of every ``go build`` the engine runs, up to its ``-o`` and package: every core, the
+    compile flags, stripped binaries."""
+    args = ["build", "-p", str(os.cpu_count() or 1), *COMPILE_FLAGS, "-ldflags", f"-s -w {ldflags}".strip()]
+    return [*args, "-tags", tags] if tags else args
+
+
 @dataclass
 class BuildTimes:
     """Where one component's build time went: its compiles alone, its waits for the compile slot, the rest
@@ -137,11 +144,8 @@ class GoBuild:
 
     def compile(self, package: str, target: Path, cwd: Path, what: str, *, ldflags: str = "", tags: str = "") -> None:
         """``go build`` one package into ``target``, holding the compile slot, with every core."""
-        args = ["build", "-p", str(os.cpu_count() or 1), *COMPILE_FLAGS, "-ldflags", f"-s -w {ldflags}".strip()]
-        if tags:
-            args += ["-tags", tags]
         with self.compiling():
-            self.go_run([*args, "-o", str(target), package], cwd, what, COMPILER_ENV)
+            self.go_run([*build_args(ldflags, tags), "-o", str(target), package], cwd, what, COMPILER_ENV)
 
     def build(self, package: str, output: str, cwd: Path, *, ldflags: str = "", tags: str = "") -> None:
         """``go build`` one package into bin/OUTPUT (written under a temporary name, then renamed)."""

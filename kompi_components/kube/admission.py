@@ -49,18 +49,18 @@ def queue_state(queue: str, workload: Mapping[str, Any] | None, members: int) ->
         return f"{where}: waiting for Kueue to make the workload of its {members} pods (is Kueue running?)"
     evicted = _condition(workload, "Evicted")
     reserved = _condition(workload, "QuotaReserved")
+    waits_for = reserved.get("message") if reserved and reserved.get("status") == "False" else None
     if evicted and evicted.get("status") == "True":
         # Kueue keeps Evicted true until it reserves quota again; once its scheduler has tried the requeued
         # workload, the QuotaReserved message (no longer the eviction's own) is the reason it waits now.
-        waits_for = reserved.get("message") if reserved and reserved.get("status") == "False" else None
         if waits_for and waits_for != evicted.get("message"):
             return f"{where}: queued: {waits_for} (after eviction: {evicted.get('reason')})"
         return f"{where}: evicted ({evicted.get('reason')}): {evicted.get('message', '')}".rstrip(": ")
     admitted = _condition(workload, "Admitted")
     if admitted and admitted.get("status") == "True":
         return f"{where}: admitted, {members} pods"
-    if reserved and reserved.get("status") == "False" and reserved.get("message"):
-        return f"{where}: queued: {reserved['message']}"
+    if waits_for:
+        return f"{where}: queued: {waits_for}"
     if reserved and reserved.get("status") == "True":
         return f"{where}: quota reserved, waiting for admission checks"
     return f"{where}: queued, not yet considered by Kueue"
