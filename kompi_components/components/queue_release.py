@@ -8,7 +8,7 @@ is deleted. So the master and the workers depend on this resource, which Pulumi 
 StatefulSets and Job are deleted without waiting for their pods, pulumi.com/deletionPropagationPolicy
 background), and its delete deletes the group's Workload and waits until the pods are gone: `destroy`
 ends with the quota given back, with either Kueue. A resize makes a new group; the rollout step deletes
-the old group's Workload then (kube/rollout.py).
+the old group's Workload then (kube/workloads.py).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from kubernetes import client
 
 from kompi_components.components.rollout import ACCESS, access_of
 from kompi_components.kube.access import ClusterAccess
-from kompi_components.kube.admission import delete_workload
+from kompi_components.kube.workloads import delete_workload
 from kompi_components.manifests.queue import GROUP_LABEL
 
 GONE_TIMEOUT_SECONDS = 300.0

@@ -5,12 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from kubernetes import client
-from kubernetes.client.exceptions import ApiException
-
 from kompi_components.manifests.queue import ADMISSION_GATE, GROUP_LABEL, QUEUE_LABEL
-
-WORKLOAD_GROUP, WORKLOAD_VERSION, WORKLOADS = "kueue.x-k8s.io", "v1beta2", "workloads"
 
 
 def gated(pod: Mapping[str, Any]) -> bool:
@@ -24,16 +19,6 @@ def group_of(pod: Mapping[str, Any]) -> tuple[str, str] | None:
     if QUEUE_LABEL not in labels or GROUP_LABEL not in labels:
         return None
     return str(labels[QUEUE_LABEL]), str(labels[GROUP_LABEL])
-
-
-def delete_workload(custom: client.CustomObjectsApi, namespace: str, group: str) -> None:
-    """Delete a pod group's Workload (gone already is fine): Kueue then stops the group's pods that still run
-    and removes its finalizer from all of them."""
-    try:
-        custom.delete_namespaced_custom_object(WORKLOAD_GROUP, WORKLOAD_VERSION, namespace, WORKLOADS, group)
-    except ApiException as error:
-        if error.status != 404:
-            raise
 
 
 def _condition(workload: Mapping[str, Any], kind: str) -> Mapping[str, Any] | None:

@@ -28,7 +28,8 @@ from kubernetes.client.exceptions import ApiException
 from kompi_components.kube import admission, stuck
 from kompi_components.kube.api import UNREADABLE, ApiNotAnswering, JsonApi, pod_selector, read_node
 from kompi_components.kube.conditions import is_ready
-from kompi_components.manifests.queue import GROUP_LABEL, TOTAL_COUNT_ANNOTATION
+from kompi_components.kube.workloads import StatefulSetWorkloads
+from kompi_components.manifests.queue import TOTAL_COUNT_ANNOTATION
 
 REVISION_LABEL = "controller-revision-hash"  # set by the StatefulSet controller on each of its pods
 POLL_SECONDS = 0.5
@@ -77,26 +78,22 @@ class Rollout:
         selector = pod_selector(statefulset)
         pods = self._api(deadline, core.list_namespaced_pod, self.namespace, label_selector=selector)
         stale = [pod for pod in pods["items"] if _revision(pod) != revision and not _terminating(pod)]
+        if custom is not None:  # before its pods go, all at once
+            self._workloads(custom, deadline).hold(statefulset)
         # One DELETE each, many at a time: the API server works through a deletecollection one pod after
         # another (--delete-collection-workers, default 1), 512 pods in 35 s on the local cluster.
         with ThreadPoolExecutor(DELETE_WORKERS) as pool:
             list(pool.map(lambda pod: self._delete(core, pod, deadline), stale))
         if custom is not None:  # (the controller may have begun to delete some of them itself)
-            self._release_old_groups(custom, statefulset, [pod for pod in pods["items"] if _revision(pod) != revision])
+            older = [pod for pod in pods["items"] if _revision(pod) != revision]
+            self._workloads(custom, deadline).release_old(statefulset, older)
         self._wait_ready(apps, core, custom, selector, deadline)
+        if custom is not None:  # admitted now: hold it for the pods that Kueue or a node loss replaces later
+            self._workloads(custom, deadline).hold(statefulset)
         return len(stale)
 
-    def _release_old_groups(
-        self, custom: client.CustomObjectsApi, statefulset: dict[str, Any], older: list[dict[str, Any]]
-    ) -> None:
-        """With kompi:queue, a resize gives the pods a new Kueue pod group: the old group's Workload holds its
-        quota (and, in an older Kueue, its finalizer the deleted pods) until it is deleted, Kueue's way to end a
-        serving group; the new group cannot be admitted beside it when the quota is short."""
-        template = statefulset["spec"].get("template", {})
-        current = template.get("metadata", {}).get("labels", {}).get(GROUP_LABEL)
-        old = {found[1] for pod in older if (found := admission.group_of(pod))} - {current}
-        for group in sorted(old):
-            admission.delete_workload(custom, self.namespace, group)
+    def _workloads(self, custom: client.CustomObjectsApi, deadline: float) -> StatefulSetWorkloads:
+        return StatefulSetWorkloads(custom, self.namespace, self.statefulset, self._calls(deadline), self.say)
 
     def _delete(self, core: client.CoreV1Api, pod: dict[str, Any], deadline: float) -> None:
         """Delete this pod and never its replacement (same name): the DELETE names the pod's UID."""
@@ -286,23 +283,8 @@ class _QueueWait:
         return True
 
     def _workload(self, group: str, deadline: float) -> dict[str, Any] | None:
-        if self.custom is None:
-            return None
-        get = self.custom.get_namespaced_custom_object
-        try:
-            return self.rollout._api(
-                deadline,
-                get,
-                admission.WORKLOAD_GROUP,
-                admission.WORKLOAD_VERSION,
-                self.rollout.namespace,
-                admission.WORKLOADS,
-                group,
-            )
-        except ApiException as error:
-            if error.status in (403, 404):  # not made yet, or not ours to read: the pods say they wait
-                return None
-            raise
+        # (not made yet, or not ours to read: the pods say they wait)
+        return None if self.custom is None else self.rollout._workloads(self.custom, deadline).read(group)
 
 
 def _status_done(statefulset: dict[str, Any]) -> bool:

@@ -136,6 +136,9 @@ def test_clusters_of_one_team_share_its_quota_all_or_nothing(kueue: tuple[LocalC
         assert len(members) == 3 and all(bound(pod) for pod in members) and gpus_held(kubectl, NAMESPACE) == 8
         before = workload_of(kubectl, "large")
         assert before is not None and condition(before, "Admitted").get("status") == "True"
+        # Kueue made the pods its owners; kompi adds the StatefulSets, so that it outlives pods replaced at once.
+        owners = {(owner["kind"], owner["name"]) for owner in before["metadata"]["ownerReferences"]}
+        assert {("StatefulSet", "large-master"), ("StatefulSet", "large-worker")} <= owners, owners
 
         # A change that rolls every pod (a new SSH key) keeps the workload: the replaced pods go at once, with
         # no finalizer of Kueue's to hold them, and Kueue lets their replacements in.

@@ -1,5 +1,6 @@
-"""The rollout step while Kueue holds the pods at its admission gate: it says Kueue's reason as it changes,
-waits past its own timeout, and fails with the queue's reason once the queue wait runs out."""
+"""The rollout step with kompi:queue. While Kueue holds the pods at its admission gate it says Kueue's reason
+as it changes, waits past its own timeout, and fails with the queue's reason once the queue wait runs out; it
+keeps the pod group's Workload across a roll, and deletes the Workloads of older groups after a resize."""
 
 from __future__ import annotations
 
@@ -10,11 +11,14 @@ import pytest
 from kubernetes.client.exceptions import ApiException
 
 from kompi_components.kube.admission import queue_state
+from kompi_components.kube.api import JsonApi
 from kompi_components.kube.rollout import Rollout, RolloutError
+from kompi_components.kube.workloads import StatefulSetWorkloads
 from kompi_components.manifests.queue import ADMISSION_GATE, GROUP_LABEL, QUEUE_LABEL, TOTAL_COUNT_ANNOTATION
 from tests.unit.test_rollout import FakeApi, FakeClock, _Response, pod
 
 GROUP = "c-0123456789"
+STATEFULSET_UID = "sts-uid"
 SHORT = (
     "couldn't assign flavors to pod set worker: insufficient unused quota for nvidia.com/gpu in flavor f, 4 more needed"
 )
@@ -49,6 +53,9 @@ class QueueApi(FakeApi):
         if found is None:
             raise ApiException(status=404, reason="Not Found")
         return _Response(found)
+
+    def list_namespaced_custom_object(self, group: str, version: str, _ns: str, plural: str, **_: Any) -> Any:
+        return _Response({"items": []})
 
 
 def _rollout(clock: FakeClock, said: list[str], queue_timeout: float | None) -> Rollout:
@@ -108,21 +115,31 @@ class ResizeApi(FakeApi):
     """A resized cluster: the StatefulSet's template names a new pod group, its pods (of the old revision) the
     old one."""
 
-    def __init__(self) -> None:
+    def __init__(self, owned: list[dict[str, Any]] | None = None) -> None:
         old = [queued(0, gate=False), queued(1, gate=False)]
         for item in old:
             item["metadata"]["labels"]["controller-revision-hash"] = "old"
         super().__init__(old, replacement=lambda ordinal: queued(ordinal, gate=False) | {"spec": {}})
         self.deleted_workloads: list[str] = []
+        self.listed: list[dict[str, Any]] = owned or []  # the namespace's Workloads
 
     def read_namespaced_stateful_set(self, name: str, namespace: str, **kwargs: object) -> _Response:
         body = json.loads(super().read_namespaced_stateful_set(name, namespace, **kwargs).data)
+        body["metadata"]["uid"] = STATEFULSET_UID
         body["spec"]["template"] = {"metadata": {"labels": {GROUP_LABEL: "c-new"}}}
         return _Response(body)
+
+    def list_namespaced_custom_object(self, group: str, version: str, _ns: str, plural: str, **_: Any) -> Any:
+        assert (group, version, plural) == ("kueue.x-k8s.io", "v1beta2", "workloads")
+        return _Response({"items": self.listed})
 
     def delete_namespaced_custom_object(self, group: str, version: str, _ns: str, plural: str, name: str) -> Any:
         self.deleted_workloads.append(name)
         return _Response({})
+
+    def get_namespaced_custom_object(self, group: str, version: str, _ns: str, plural: str, name: str, **_: Any) -> Any:
+        assert name == "c-new"  # the new size's: Kueue has not made it (nothing to hold yet)
+        raise ApiException(status=404, reason="Not Found")
 
 
 def test_a_resize_deletes_the_old_groups_workload_and_keeps_the_new_one() -> None:
@@ -136,7 +153,26 @@ def test_pods_the_controller_is_deleting_already_still_name_their_group() -> Non
     going = queued(0, gate=False)
     going["metadata"]["deletionTimestamp"] = "2026-12-06T00:00:00Z"
     statefulset = json.loads(api.read_namespaced_stateful_set("c-worker", "ns").data)
-    _rollout(FakeClock(), [], queue_timeout=None)._release_old_groups(api, statefulset, [going])  # type: ignore[arg-type]
+    workloads_of(api).release_old(statefulset, [going])
+    assert api.deleted_workloads == [GROUP]
+
+
+def workloads_of(api: FakeApi) -> StatefulSetWorkloads:
+    clock = FakeClock()
+    return StatefulSetWorkloads(api, "ns", "c-worker", JsonApi(60, clock, clock.sleep), print)  # type: ignore[arg-type]
+
+
+def owned_by(name: str, uid: str) -> dict[str, Any]:
+    return {"metadata": {"name": name, "ownerReferences": [{"kind": "StatefulSet", "uid": uid}]}}
+
+
+def test_a_resize_whose_old_pods_are_gone_deletes_the_old_workload_the_statefulset_owns() -> None:
+    """The controller may have replaced every older pod before the rollout lists them (kwok's pods go at once):
+    the old size's Workload is then found by its owner, this StatefulSet, and deleted; another's stays."""
+    api = ResizeApi(owned=[owned_by(GROUP, STATEFULSET_UID), owned_by("other", "not-ours"), owned_by("c-new", "x")])
+    statefulset = json.loads(api.read_namespaced_stateful_set("c-worker", "ns").data)
+    api.listed[2]["metadata"]["ownerReferences"][0]["uid"] = STATEFULSET_UID  # the current size's: kept
+    workloads_of(api).release_old(statefulset, [])
     assert api.deleted_workloads == [GROUP]
 
 
@@ -147,5 +183,108 @@ def test_a_roll_that_keeps_the_group_deletes_no_workload() -> None:
     same = queued(0, gate=False)
     same["metadata"]["labels"][GROUP_LABEL] = "c-new"
     statefulset = json.loads(api.read_namespaced_stateful_set("c-worker", "ns").data)
-    _rollout(FakeClock(), [], queue_timeout=None)._release_old_groups(api, statefulset, [same])  # type: ignore[arg-type]
+    workloads_of(api).release_old(statefulset, [same])
     assert api.deleted_workloads == []
+
+
+class RollApi(FakeApi):
+    """A key roll of an admitted queued cluster: old-revision pods of the template's own group, whose Workload
+    Kueue made owned by the pods. Records the Workload patches and pod deletions in ``calls``, in order."""
+
+    def __init__(self, patch_status: int | None = None) -> None:
+        old = [queued(0, gate=False), queued(1, gate=False)]
+        for item in old:
+            item["metadata"]["labels"]["controller-revision-hash"] = "old"
+        super().__init__(old, replacement=lambda ordinal: queued(ordinal, gate=False))
+        owners = [
+            {"apiVersion": "v1", "kind": "Pod", "name": p["metadata"]["name"], "uid": p["metadata"]["uid"]} for p in old
+        ]
+        self.workload: dict[str, Any] = {"metadata": {"name": GROUP, "ownerReferences": owners}}
+        self.patch_status = patch_status
+        self.calls: list[tuple[str, Any]] = []
+
+    def read_namespaced_stateful_set(self, name: str, namespace: str, **kwargs: object) -> _Response:
+        body = json.loads(super().read_namespaced_stateful_set(name, namespace, **kwargs).data)
+        body["metadata"]["uid"] = STATEFULSET_UID
+        body["spec"]["template"] = {"metadata": {"labels": {GROUP_LABEL: GROUP}}}
+        return _Response(body)
+
+    def get_namespaced_custom_object(self, group: str, version: str, _ns: str, plural: str, name: str, **_: Any) -> Any:
+        assert (group, version, plural, name) == ("kueue.x-k8s.io", "v1beta2", "workloads", GROUP)
+        return _Response(self.workload)
+
+    def patch_namespaced_custom_object(
+        self, group: str, version: str, _ns: str, plural: str, name: str, body: Any, _content_type: str, **_: Any
+    ) -> Any:
+        assert (group, version, plural, name) == ("kueue.x-k8s.io", "v1beta2", "workloads", GROUP)
+        assert _content_type == "application/json-patch+json"
+        self.calls.append(("patch", body))
+        if self.patch_status is not None:
+            raise ApiException(status=self.patch_status, reason="Forbidden")
+        for op in body:  # the two "add" forms the rollout sends
+            assert op["op"] == "add", op
+            if op["path"].endswith("/-"):
+                self.workload["metadata"]["ownerReferences"].append(op["value"])
+            else:
+                self.workload["metadata"]["ownerReferences"] = op["value"]
+        return _Response(self.workload)
+
+    def list_namespaced_custom_object(self, group: str, version: str, _ns: str, plural: str, **_: Any) -> Any:
+        return _Response({"items": [self.workload]})
+
+    def delete_namespaced_custom_object(self, *args: Any, **_: Any) -> Any:
+        raise AssertionError(f"the current group's Workload deleted: {args}")
+
+    def delete_namespaced_pod(self, name: str, namespace: str, body: Any, **kwargs: object) -> _Response:
+        self.calls.append(("delete", name))
+        return super().delete_namespaced_pod(name, namespace, body, **kwargs)
+
+
+def test_a_roll_makes_the_statefulset_an_owner_of_the_workload_before_any_pod_goes() -> None:
+    """Kueue makes only the pods owners of their group's Workload: with every pod deleted at once, the garbage
+    collector could delete the Workload before Kueue adds the replacements, and the cluster queue again."""
+    api = RollApi()
+    _rollout(FakeClock(), [], queue_timeout=None).run(api, api, api)  # type: ignore[arg-type]
+    kinds = [call[0] for call in api.calls]
+    assert kinds == ["patch", "delete", "delete"], api.calls  # once: the second hold finds it owned already
+    owners = api.workload["metadata"]["ownerReferences"]
+    assert [owner["kind"] for owner in owners] == ["Pod", "Pod", "StatefulSet"]  # Kueue's pod owners are kept
+    assert owners[2] == {
+        "apiVersion": "apps/v1",
+        "kind": "StatefulSet",
+        "name": "c-worker",
+        "uid": STATEFULSET_UID,
+        "blockOwnerDeletion": False,
+    }
+
+
+def test_a_workload_without_owners_gets_a_list_of_one() -> None:
+    api = RollApi()
+    del api.workload["metadata"]["ownerReferences"]
+    _rollout(FakeClock(), [], queue_timeout=None).run(api, api, api)  # type: ignore[arg-type]
+    assert [owner["uid"] for owner in api.workload["metadata"]["ownerReferences"]] == [STATEFULSET_UID]
+
+
+def test_a_roll_that_may_not_patch_the_workload_says_so_and_goes_on() -> None:
+    api, said = RollApi(patch_status=403), []
+    _rollout(FakeClock(), said, queue_timeout=None).run(api, api, api)  # type: ignore[arg-type]
+    assert [call[0] for call in api.calls] == ["patch", "delete", "delete", "patch"]  # tried again once Ready
+    assert said[0] == (
+        f"StatefulSet c-worker: may not patch Kueue Workload {GROUP} (403): a roll that replaces all pods at once "
+        "may queue the cluster again under a new Workload"
+    )
+
+
+def test_a_resize_that_may_not_list_workloads_says_so_and_deletes_what_its_pods_name() -> None:
+    api, said = ResizeApi(), []
+
+    def forbidden(*_: Any, **__: Any) -> Any:
+        raise ApiException(status=403, reason="Forbidden")
+
+    api.list_namespaced_custom_object = forbidden  # type: ignore[method-assign]
+    _rollout(FakeClock(), said, queue_timeout=3600).run(api, api, api)  # type: ignore[arg-type]
+    assert api.deleted_workloads == [GROUP]
+    assert said == [
+        "StatefulSet c-worker: may not list Kueue Workloads (403): a Workload of an older size that its pods no "
+        "longer name stays until the StatefulSet is deleted"
+    ]
