@@ -4,7 +4,8 @@ Kueue runs with its Job, StatefulSet and pod integrations on, as a platform team
 ClusterQueue holds the nodes' 8 GPUs. Two kompi clusters of one team share it: the first is admitted
 whole; the second, which does not fit beside it, waits with nothing of it bound until the first is
 destroyed, then starts; a rolling change keeps the workload, a resize makes a new one; a cluster of a
-higher priority takes the quota of a lower one, which comes back by itself when the quota is free.
+higher priority takes the quota of a lower one, which comes back by itself when the quota is free; a
+cluster's data-preparation Job runs as a workload of its own before the cluster is admitted.
 """
 
 from __future__ import annotations
@@ -225,3 +226,35 @@ def test_a_higher_priority_cluster_preempts_a_lower_one_which_comes_back_by_itse
     finally:
         for project in (high, low):
             project.kompi("destroy", check=False)
+
+
+def test_a_queued_clusters_data_preparation_is_a_workload_of_its_own_that_finishes_before_the_cluster(
+    kueue: tuple[LocalCluster, Kubectl, Path],
+) -> None:
+    """The data-preparation Job's pod carries the queue label but no pod group: Kueue's pod integration admits
+    it alone (the Job carries no queue label, so Kueue's Job integration leaves it), it finishes, and then the
+    cluster's group is admitted."""
+    local, kubectl, root = kueue
+    project = Project.copy_of("data", root / "prep", local.kubeconfig)
+    project.use_the_clusters_storage_class()
+    project.set(clusterName="prep", namespace=NAMESPACE, createNamespace=False, workers=1, queue=LOCAL_QUEUE)
+    try:
+        project.kompi("up")
+        (job,) = [job for job in kubectl.items("jobs", NAMESPACE) if job["metadata"]["name"].startswith("prep-")]
+        assert job["status"].get("succeeded") == 1, job["status"]
+        (prep_pod,) = [pod for pod in cluster_pods(kubectl, "prep") if pod["metadata"]["labels"].get("job-name")]
+        assert queue.GROUP_LABEL not in prep_pod["metadata"]["labels"]
+        assert prep_pod["metadata"]["labels"][queue.QUEUE_LABEL] == LOCAL_QUEUE
+        owned_by_prep_pod = [
+            workload
+            for workload in kubectl.items(WORKLOADS, NAMESPACE)
+            if any(owner["uid"] == prep_pod["metadata"]["uid"] for owner in workload["metadata"]["ownerReferences"])
+        ]
+        assert len(owned_by_prep_pod) == 1, [w["metadata"]["name"] for w in kubectl.items(WORKLOADS, NAMESPACE)]
+        assert condition(owned_by_prep_pod[0], "Finished").get("status") == "True", owned_by_prep_pod[0]["status"]
+        cluster = workload_of(kubectl, "prep")
+        assert condition(cluster, "Admitted").get("status") == "True"
+        admitted_at = condition(cluster, "QuotaReserved")["lastTransitionTime"]
+        assert admitted_at >= job["status"]["completionTime"]  # the cluster's pods came after the data
+    finally:
+        project.kompi("destroy", check=False)
