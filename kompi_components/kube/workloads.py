@@ -87,9 +87,11 @@ class StatefulSetWorkloads:
     def hold(self, statefulset: Mapping[str, Any]) -> None:
         """Make the StatefulSet an owner of its current group's Workload, once there is one."""
         group = template_group(statefulset)
-        workload = self.read(group) if group else None
+        if group is None:
+            return
+        workload = self.read(group)
         patch = ownership_patch(workload, statefulset) if workload else []
-        if not patch or group is None:
+        if not patch:
             return
         patch_call = self.custom.patch_namespaced_custom_object
         try:

@@ -169,9 +169,9 @@ def owned_by(name: str, uid: str) -> dict[str, Any]:
 def test_a_resize_whose_old_pods_are_gone_deletes_the_old_workload_the_statefulset_owns() -> None:
     """The controller may have replaced every older pod before the rollout lists them (kwok's pods go at once):
     the old size's Workload is then found by its owner, this StatefulSet, and deleted; another's stays."""
-    api = ResizeApi(owned=[owned_by(GROUP, STATEFULSET_UID), owned_by("other", "not-ours"), owned_by("c-new", "x")])
+    current = owned_by("c-new", STATEFULSET_UID)  # the current size's: kept
+    api = ResizeApi(owned=[owned_by(GROUP, STATEFULSET_UID), owned_by("other", "not-ours"), current])
     statefulset = json.loads(api.read_namespaced_stateful_set("c-worker", "ns").data)
-    api.listed[2]["metadata"]["ownerReferences"][0]["uid"] = STATEFULSET_UID  # the current size's: kept
     workloads_of(api).release_old(statefulset, [])
     assert api.deleted_workloads == [GROUP]
 
