@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 
 from kompi_engine import cluster_binaries, gang_scheduler, kueue, node_binaries, phases, pulumi_binaries
 from kompi_engine.gobuild import BuildError, Component, GoBuild, build_components
@@ -14,13 +15,16 @@ COMPONENTS: tuple[Component, ...] = (
     + pulumi_binaries.COMPONENTS
     + node_binaries.COMPONENTS
 )
+# What a cluster of kwok nodes and the Pulumi operations on it need: all but the real node's own binaries
+# (kubelet, CoreDNS, pause, kube-router, registry). bin/test starts the kwok e2e run once these are built.
+KWOK_CLUSTER: tuple[str, ...] = tuple(c.name for c in COMPONENTS if c not in node_binaries.COMPONENTS)
 
 
 def _progress(line: str) -> None:
     print(f"[kompi engine] {line}", file=sys.stderr, flush=True)
 
 
-def build_engine(only: list[str] | None = None) -> GoBuild:
+def build_engine(only: Sequence[str] | None = None) -> GoBuild:
     """Build what is missing; returns the tree whose ``bin`` holds the binaries."""
     build = GoBuild.default()
     wanted = [c for c in COMPONENTS if not only or c.name in only]
@@ -34,6 +38,7 @@ def build_engine(only: list[str] | None = None) -> GoBuild:
     return build
 
 
-def is_built() -> bool:
+def is_built(only: Sequence[str] | None = None) -> bool:
+    """Whether every component (or every one named in ``only``) is built at its versions."""
     build = GoBuild.default()
-    return all(build.up_to_date(c.name, c.stamp, c.binaries) for c in COMPONENTS)
+    return all(build.up_to_date(c.name, c.stamp, c.binaries) for c in COMPONENTS if not only or c.name in only)

@@ -23,11 +23,11 @@ if TYPE_CHECKING:
 
 # ---------------------------------------------------------------- engine
 def _engine_build(args: argparse.Namespace) -> int:
-    from kompi_engine.build import build_engine
+    from kompi_engine.build import KWOK_CLUSTER, build_engine
     from kompi_engine.gobuild import BuildError
 
     try:
-        build_engine(args.components or None)
+        build_engine(args.components or (KWOK_CLUSTER if args.kwok else None))
     except BuildError as error:
         print(f"error: {error}", file=sys.stderr)
         return EXIT_FAILED
@@ -106,7 +106,14 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
     engine = commands.add_parser("engine", help="build the local engine (Pulumi CLI, providers, Kubernetes)")
     engine_actions = engine.add_subparsers(dest="action", required=True)
     build = engine_actions.add_parser("build", help="build missing binaries from the Go module proxy")
-    build.add_argument("components", nargs="*", help="only these components (default: all)")
+    only = build.add_mutually_exclusive_group()
+    only.add_argument("components", nargs="*", default=[], help="only these components (default: all)")
+    only.add_argument(
+        "--kwok",
+        action="store_true",
+        help="only what a cluster of kwok nodes needs: not the real node's kubelet, CoreDNS, pause, kube-router "
+        "and registry",
+    )
     build.set_defaults(run=_engine_build)
 
     local = commands.add_parser(

@@ -172,19 +172,14 @@ class LocalCluster:
         log(f"local cluster up in {time.monotonic() - started:.1f} s")
         return self.kubeconfig
 
+    @property
+    def control_plane_binaries(self) -> tuple[str, ...]:
+        """What the control plane and kwok's nodes run (a real node checks its own: RealNode.check_host)."""
+        kubernetes = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl", "kwok")
+        return (*kubernetes, SCHEDULER_BINARY, CONTROLLER_BINARY, *([KUEUE_BINARY] if self.kueue else []))
+
     def _check_binaries(self) -> None:
-        needed: tuple[str, ...] = (
-            "etcd",
-            "kube-apiserver",
-            "kube-controller-manager",
-            "kube-scheduler",
-            "kubectl",
-            "kwok",
-        )
-        needed += (SCHEDULER_BINARY, CONTROLLER_BINARY)
-        if self.kueue:
-            needed += (KUEUE_BINARY,)
-        missing = [name for name in needed if not (self.bin / name).exists()]
+        missing = [name for name in self.control_plane_binaries if not (self.bin / name).exists()]
         if missing:
             raise LocalClusterError(f"missing {', '.join(missing)} in {self.bin}: run bin/kompi engine build")
 

@@ -20,7 +20,7 @@ from kompi_components.stack_files import StackFileError, read_stack_config
 from kompi_engine import paths
 from kompi_engine.api_watch import watching_api
 from kompi_engine.automation import Cancelled, Workspace, interrupt_cli, open_stack, provider_settings, run_operation
-from kompi_engine.build import build_engine, is_built
+from kompi_engine.build import KWOK_CLUSTER, build_engine, is_built
 from kompi_engine.console import EXIT_BAD_INPUT, EXIT_FAILED, error, say
 from kompi_engine.fabric import FabricError
 from kompi_engine.first_node import NodeChoice, NoRealNode, choose, ensure_image
@@ -109,11 +109,14 @@ def _use_engine_binaries() -> None:
 
 
 def _ensure_local_cluster(config: KompiConfig, node: NodeChoice) -> None:
-    if not is_built():
-        say("building the engine (once; cold: about half an hour on 2 cores)")
-        build_engine()
     cluster = LocalCluster(ports=Ports.from_environment())
-    if not cluster.processes.running():
+    starts = not cluster.processes.running()
+    # a running cluster, or one of kwok's nodes, needs no real node's binaries (a build of those may be running)
+    needed = None if starts and node != "kwok" else KWOK_CLUSTER
+    if not is_built(needed):
+        say("building the engine (once; cold: about half an hour on 2 cores)")
+        build_engine(needed)
+    if starts:
         real, images = choose(node, cluster.node, config, say)
         cluster = LocalCluster(ports=Ports.from_environment(), real_node=real, node_images=images)
         nodes = "one real node" if real else "kwok's nodes"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from kompi_engine.build import build_engine
+from kompi_engine.build import KWOK_CLUSTER, build_engine
 from kompi_engine.local_cluster import FakeNodes, LocalCluster
 from tests.e2e.live import Kubectl
 from tests.e2e.port_blocks import PortBlock
@@ -17,6 +17,13 @@ from tests.e2e.running import running
 
 @pytest.fixture(scope="session")
 def engine_bin() -> Path:
+    """What kwok's clusters run: bin/test starts their run before the real node's binaries are built."""
+    return build_engine(KWOK_CLUSTER).bin
+
+
+@pytest.fixture(scope="session")
+def node_engine_bin() -> Path:
+    """The whole engine, the real node's kubelet, CoreDNS, pause, kube-router and registry with it."""
     return build_engine().bin
 
 

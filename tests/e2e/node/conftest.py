@@ -28,13 +28,13 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 @pytest.fixture(scope="package")
 def real_cluster(
-    engine_bin: Path,
+    node_engine_bin: Path,
     images: dict[str, str],  # noqa: F811
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[LocalCluster]:
     local = LocalCluster(
         state=tmp_path_factory.mktemp("real-node-cluster"),
-        bin=engine_bin,
+        bin=node_engine_bin,
         ports=PortBlock.REAL_NODE_SESSION.ports,
         real_node=True,
         node_images=tuple(images.values()),

@@ -20,12 +20,12 @@ from tests.e2e.project import Project, started_by_up_local
 
 
 @pytest.fixture
-def first_run(engine_bin: Path, images: dict[str, str]) -> Iterator[tuple[LocalCluster, Project]]:
+def first_run(node_engine_bin: Path, images: dict[str, str]) -> Iterator[tuple[LocalCluster, Project]]:
     """The repository's dev stack as it is, and the cluster its `up --local` starts. (A short directory:
     containerd's sockets under pytest's tmp_path pass the 104 characters a unix socket path may have.)"""
     with (
         tempfile.TemporaryDirectory(prefix="kompi-first-") as directory,
-        started_by_up_local(engine_bin, Path(directory), PortBlock.FIRST_RUN) as started,
+        started_by_up_local(node_engine_bin, Path(directory), PortBlock.FIRST_RUN) as started,
     ):
         yield started
 

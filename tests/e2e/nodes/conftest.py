@@ -39,11 +39,15 @@ def leftovers(cluster: LocalCluster) -> list[str]:
 
 
 @pytest.fixture(scope="package")
-def nodes(engine_bin: Path, images: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCluster]:  # noqa: F811
+def nodes(
+    node_engine_bin: Path,
+    images: dict[str, str],  # noqa: F811
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[LocalCluster]:
     state = tmp_path_factory.mktemp("nodes")
     local = LocalCluster(
         state=state,
-        bin=engine_bin,
+        bin=node_engine_bin,
         ports=PortBlock.SEVERAL_NODES.ports,
         real_node=True,
         real_nodes=NODES,

@@ -37,11 +37,11 @@ def training_image(container_tools: None) -> str:  # noqa: F811
 
 @pytest.fixture(scope="package")
 def training_cluster(
-    engine_bin: Path, training_image: str, tmp_path_factory: pytest.TempPathFactory
+    node_engine_bin: Path, training_image: str, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[LocalCluster]:
     state = tmp_path_factory.mktemp("training-node-cluster")
     local = LocalCluster(
-        state=state, bin=engine_bin, ports=PortBlock.TRAINING.ports, real_node=True, node_images=(training_image,)
+        state=state, bin=node_engine_bin, ports=PortBlock.TRAINING.ports, real_node=True, node_images=(training_image,)
     )
     try:
         with running(local, print):

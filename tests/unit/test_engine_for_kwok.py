@@ -1,0 +1,69 @@
+"""`engine build --kwok`: what a cluster of kwok nodes and the Pulumi operations on it need, without the real
+node's binaries (bin/test starts the kwok e2e run on it while those still build)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from kompi_engine import build, cli, node_binaries, operation, pulumi_binaries
+from kompi_engine.local_cluster import LocalCluster
+
+
+def binaries_of(names: tuple[str, ...]) -> set[str]:
+    return {binary for component in build.COMPONENTS if component.name in names for binary in component.binaries}
+
+
+def test_the_kwok_build_holds_every_control_plane_binary_and_pulumi_but_none_of_the_real_nodes(tmp_path: Path) -> None:
+    built = binaries_of(build.KWOK_CLUSTER)
+    assert set(LocalCluster(tmp_path, kueue=True).control_plane_binaries) <= built
+    assert {c.name for c in pulumi_binaries.COMPONENTS} <= set(build.KWOK_CLUSTER)
+    real_nodes = {binary for component in node_binaries.COMPONENTS for binary in component.binaries}
+    assert not built & real_nodes
+    assert built | real_nodes == binaries_of(tuple(c.name for c in build.COMPONENTS))
+
+
+def test_engine_build_kwok_builds_only_the_kwok_clusters_components(monkeypatch: pytest.MonkeyPatch) -> None:
+    asked: list[object] = []
+    monkeypatch.setattr(build, "build_engine", asked.append)
+    assert cli.main(["engine", "build", "--kwok"]) == 0
+    assert cli.main(["engine", "build"]) == 0
+    assert cli.main(["engine", "build", "etcd"]) == 0
+    assert asked == [build.KWOK_CLUSTER, None, ["etcd"]]
+
+
+class _Stop(Exception):
+    pass
+
+
+@pytest.mark.parametrize(
+    ("running", "node", "expected"),
+    [
+        (False, "auto", None),  # a cluster that starts may get a real node: everything
+        (False, "real", None),
+        (False, "kwok", build.KWOK_CLUSTER),
+        (True, "auto", build.KWOK_CLUSTER),  # a running cluster has its nodes: Pulumi and kubectl only
+    ],
+)
+def test_up_local_builds_what_the_cluster_it_uses_needs(
+    monkeypatch: pytest.MonkeyPatch, running: bool, node: str, expected: tuple[str, ...] | None
+) -> None:
+    checked: list[object] = []
+
+    def built(only: object = None) -> bool:
+        checked.append(only)
+        return False
+
+    def build_engine(only: object = None) -> None:
+        checked.append(only)
+        raise _Stop
+
+    cluster = SimpleNamespace(processes=SimpleNamespace(running=lambda: running))
+    monkeypatch.setattr(operation, "LocalCluster", lambda **_: cluster)
+    monkeypatch.setattr(operation, "is_built", built)
+    monkeypatch.setattr(operation, "build_engine", build_engine)
+    with pytest.raises(_Stop):
+        operation._ensure_local_cluster(object(), node)  # type: ignore[arg-type]  # unread before the build
+    assert checked == [expected, expected]
