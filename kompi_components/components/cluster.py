@@ -149,8 +149,10 @@ class KompiCluster(pulumi.ComponentResource):
                 aliases = self._naming.aliases(f"{statefulset}-rollout")
                 opts = pulumi.ResourceOptions(parent=group, aliases=aliases)
                 name = f"{self._naming.owner}-{statefulset}-rollout"
+                # replicas that Pulumi leaves to someone else (a one-shot run's Job) are set back at a new run
+                restores = "spec.replicas" in item.options.ignore_changes
                 rollout = StatefulSetRollout(
-                    name, inputs, resource, self._access, self._timeout, opts, self._queue_timeout
+                    name, inputs, resource, self._access, self._timeout, opts, self._queue_timeout, restores
                 )
         return rollout
 

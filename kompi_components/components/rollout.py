@@ -71,6 +71,7 @@ def _roll(props: dict[str, Any]) -> dict[str, Any]:
         props["statefulset"],
         float(props["timeoutSeconds"]),
         queue_timeout_seconds=None if queue_timeout is None else float(queue_timeout),
+        restore_replicas=props.get("restoreReplicas"),
     )
     api = access_of(props).api_client()
     try:
@@ -82,7 +83,9 @@ def _roll(props: dict[str, Any]) -> dict[str, Any]:
 
 
 class StatefulSetRollout(pulumi.dynamic.Resource):
-    """Rolls ``statefulset`` (the resource created from ``manifest``) whenever its pod template changes."""
+    """Rolls ``statefulset`` (the resource created from ``manifest``) whenever its pod template changes. With
+    ``restores_replicas`` (Pulumi leaves the replicas to a one-shot run's Job, which scales the workers to 0 when
+    it succeeded) a roll first sets them back to the manifest's count: a new run gets its workers."""
 
     def __init__(
         self,
@@ -93,6 +96,7 @@ class StatefulSetRollout(pulumi.dynamic.Resource):
         timeout_seconds: int,
         opts: pulumi.ResourceOptions,
         queue_timeout_seconds: int | None = None,
+        restores_replicas: bool = False,
     ) -> None:
         spec = manifest["spec"]
         props: dict[str, Any] = {
@@ -107,5 +111,7 @@ class StatefulSetRollout(pulumi.dynamic.Resource):
         }
         if queue_timeout_seconds is not None:  # (absent without kompi:queue: state from before it is unchanged)
             props["queueTimeoutSeconds"] = queue_timeout_seconds
+        if restores_replicas:
+            props["restoreReplicas"] = spec["replicas"]
         depends = pulumi.ResourceOptions(depends_on=[statefulset])
         super().__init__(_Provider(), name, props, pulumi.ResourceOptions.merge(opts, depends))

@@ -58,6 +58,10 @@ class Rollout:
     # With kompi:queue: how long the pods may wait for Kueue's admission. The rollout's own timeout counts
     # from admission; meanwhile Kueue's reason is said whenever it changes.
     queue_timeout_seconds: float | None = None
+    # A one-shot run's workers, whose replicas its Job owns (it scales them to 0 when it succeeded): a new
+    # run gets them back here, before the wait. Its Job's pod cannot do it under Kueue: gated until the
+    # whole group, workers included, exists.
+    restore_replicas: int | None = None
     say: Callable[[str], None] = field(default=_to_stderr, repr=False)
 
     clock: Callable[[], float] = field(default=time.monotonic, repr=False)
@@ -87,6 +91,11 @@ class Rollout:
         if custom is not None:  # (the controller may have begun to delete some of them itself)
             older = [pod for pod in pods["items"] if _revision(pod) != revision]
             self._workloads(custom, deadline).release_old(statefulset, older)
+        wanted = self.restore_replicas
+        if wanted is not None and statefulset["spec"]["replicas"] != wanted:
+            self.say(f"StatefulSet {self.statefulset}: {statefulset['spec']['replicas']} replicas, scaled to {wanted}")
+            scale = {"spec": {"replicas": wanted}}
+            self._api(deadline, apps.patch_namespaced_stateful_set_scale, self.statefulset, self.namespace, scale)
         self._wait_ready(apps, core, custom, selector, deadline)
         if custom is not None:  # admitted now: hold it for the pods that Kueue or a node loss replaces later
             self._workloads(custom, deadline).hold(statefulset)

@@ -21,7 +21,7 @@ import hashlib
 import json
 
 from kompi_components.config.schema import KompiConfig
-from kompi_components.manifests.meta import DELETION_PROPAGATION
+from kompi_components.manifests.meta import DELETION_PROPAGATION, Manifest
 from kompi_components.naming import Names
 
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
@@ -48,8 +48,10 @@ def members(config: KompiConfig) -> int:
 def group_name(config: KompiConfig, names: Names) -> str:
     """The pod group, and so the Workload's name. It changes with what Kueue admits (member count,
     each role's resources, queue, priority), so a resized cluster is a new workload that Kueue admits
-    for its new size; an image or key change keeps the group and Kueue admits the replaced pods in it."""
-    admitted = {
+    for its new size; an image or key change keeps the group and Kueue admits the replaced pods in it.
+    A one-shot run's group changes with any change of its pods (a new run): Kueue admits no new pod into
+    a group whose Workload is Finished, as a run's is once it succeeded."""
+    admitted: dict[str, object] = {
         "members": members(config),
         "gpus": config.gpus_per_worker,
         "master": config.master_pod.resources,
@@ -58,8 +60,20 @@ def group_name(config: KompiConfig, names: Names) -> str:
         "queue": config.queue,
         "priority": config.queue_priority_class,
     }
+    if config.one_shot.enabled:
+        admitted["run"] = _run(config, names)
     digest = hashlib.sha256(json.dumps(admitted, sort_keys=True).encode()).hexdigest()
     return f"{names.cluster}-{digest[:10]}"
+
+
+def _run(config: KompiConfig, names: Names) -> list[Manifest]:
+    """A one-shot run's pods as they are without Kueue: its Job and the workers' StatefulSet."""
+    # Imported here: both modules build their pod templates with this module's group_metadata.
+    from kompi_components.manifests.oneshot import job
+    from kompi_components.manifests.statefulsets import workers
+
+    unqueued = config.model_copy(update={"queue": None})
+    return [job(unqueued, names), workers(unqueued, names)]
 
 
 def owner_annotations(config: KompiConfig) -> dict[str, str]:

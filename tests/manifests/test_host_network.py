@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from kompi_components import contract
+from kompi_components.manifests import queue
 from kompi_components.render import render_objects
 from tests.data.configs import EVERY_FEATURE_WITH_DATA
 from tests.k8s_schema import validate
@@ -81,6 +82,12 @@ def test_the_mpi_pods_join_the_node_network_and_nothing_else_changes(stack: dict
             expected = copy.deepcopy(before)
             # The one-shot master (a Job) runs no sshd: no port, so no hostPort.
             expected["spec"]["template"] = _on_the_node_network(before["spec"]["template"], ssh=kind == "StatefulSet")
+            labels = before["spec"]["template"]["metadata"]["labels"]
+            labels_after = after["spec"]["template"]["metadata"]["labels"]
+            if queue.GROUP_LABEL in labels:  # a queued one-shot run's changed pods are a new run: a new group
+                one_shot = bool(stack.get("oneShot", {}).get("enabled"))
+                assert (labels_after[queue.GROUP_LABEL] != labels[queue.GROUP_LABEL]) == one_shot, name
+                expected["spec"]["template"]["metadata"]["labels"][queue.GROUP_LABEL] = labels_after[queue.GROUP_LABEL]
             assert after == expected, name
         elif kind == "Namespace":
             labels = before["metadata"]["labels"] | {

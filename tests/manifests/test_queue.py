@@ -71,6 +71,29 @@ def test_a_resize_is_a_new_group_an_image_change_is_not() -> None:
     assert group({"workerPod": {"resources": {"requests": {"cpu": "2"}}}}) != same
 
 
+def test_each_one_shot_run_is_a_group_of_its_own() -> None:
+    """A run's Workload is Finished once it succeeded, and Kueue admits no new pod into a Finished group: a
+    new run (any change of the Job or the workers) is a new group, in both pod templates."""
+    one_shot = {"enabled": True, "command": "mpiexec true"}
+
+    def groups(values: dict[str, object]) -> set[str]:
+        templates = _templates(QUEUED | {"oneShot": one_shot} | values)
+        return {str(templates[key]["labels"][queue.GROUP_LABEL]) for key in ("Job/q-master", "StatefulSet/q-worker")}
+
+    [run] = groups({})
+    assert groups({}) == {run}  # the same run renders the same group
+    changed = [
+        {"oneShot": one_shot | {"command": "mpiexec hostname"}},
+        {"imageTag": "other"},
+        {"sshKeyVersion": 2},
+        {"workerPod": {"nodeSelector": {"pool": "b"}}},
+        {"masterPod": {"nodeSelector": {"pool": "b"}}},
+    ]
+    new = [groups(values) for values in changed]
+    assert all(len(group) == 1 for group in new), new  # the Job's pod and the workers stay one group
+    assert len({run, *(group.pop() for group in new)}) == len(changed) + 1
+
+
 def test_priority_class_is_on_every_member() -> None:
     templates = _templates(QUEUED | {"queuePriorityClass": "urgent"})
     for template in templates.values():

@@ -174,6 +174,15 @@ def test_one_shot_rbac_exists_before_the_job_that_uses_it() -> None:
     assert {registration.urn for registration in rbac} <= set(job.dependencies)
 
 
+@pytest.mark.parametrize(("release", "restores"), [(True, 3), (False, None)])
+def test_a_one_shot_runs_workers_are_scaled_back_by_their_rollout_only_where_the_job_releases_them(
+    release: bool, restores: int | None
+) -> None:
+    one_shot = {"enabled": True, "command": "mpiexec hostname", "releaseWorkers": release}
+    mocks, _, _ = _run(as_config({"workers": 3, "oneShot": one_shot}))
+    assert mocks.named(DYNAMIC, "kompi-kompi-worker-rollout").inputs.get("restoreReplicas") == restores
+
+
 def test_the_one_shot_job_docs_name_for_replace_is_the_name_the_program_registers() -> None:
     """docs/one-shot.md's `pulumi up --replace` names the Job's resource with CLUSTER for the cluster's name."""
     mocks, _, _ = _run(as_config({"clusterName": "demo", "oneShot": {"enabled": True, "command": "mpiexec hostname"}}))

@@ -376,3 +376,41 @@ def test_a_pod_that_is_starting_on_a_ready_node_is_waited_for_and_its_node_read_
     with pytest.raises(RolloutError, match=r"not Ready on the current template after 300 s"):
         _rollout(clock, timeout=300).run(api, api)  # type: ignore[arg-type]
     assert 0 < api.node_reads <= 300 / PODS_SECONDS + 1
+
+
+@dataclass
+class Released(FakeApi):
+    """A one-shot run's workers after its Job released them: the StatefulSet at 0 replicas until scaled."""
+
+    replicas: int = 0
+    scaled: list[int] = field(default_factory=list)
+
+    def read_namespaced_stateful_set(self, name: str, namespace: str, **kwargs: object) -> _Response:
+        return _replicas(super().read_namespaced_stateful_set(name, namespace, **kwargs), self.replicas)
+
+    def patch_namespaced_stateful_set_scale(self, name: str, namespace: str, body: Any, **_: object) -> _Response:
+        assert (name, namespace) == ("c-worker", "ns")
+        self.replicas = body["spec"]["replicas"]
+        self.scaled.append(self.replicas)
+        self.pods = [pod(ordinal, self.revision) for ordinal in range(self.replicas)]
+        return _Response({})
+
+
+@pytest.mark.parametrize(("restore", "scaled"), [(2, [2]), (None, [])])
+def test_a_new_run_gets_back_the_workers_its_job_released_before_the_wait(
+    restore: int | None, scaled: list[int]
+) -> None:
+    """Under Kueue the new run's Job pod, gated until its whole group exists, cannot scale them itself."""
+    api = Released([])
+    said: list[str] = []
+    rollout = Rollout("ns", "c-worker", 600, restore_replicas=restore, say=said.append, clock=FakeClock())
+    assert rollout.run(api, api) == 0  # type: ignore[arg-type]
+    assert api.scaled == scaled
+    assert len(api.pods) == len(scaled) * 2
+    assert said == (["StatefulSet c-worker: 0 replicas, scaled to 2"] if scaled else [])
+
+
+def test_workers_at_their_count_are_not_scaled_again() -> None:
+    api = Released([pod(0, "new"), pod(1, "new")], replicas=2)
+    Rollout("ns", "c-worker", 600, restore_replicas=2, clock=FakeClock()).run(api, api)  # type: ignore[arg-type]
+    assert api.scaled == []

@@ -41,7 +41,8 @@ def test_one_shot_in_a_kueue_queue_runs_once_after_admission_releases_the_worker
 ) -> None:
     """The one-shot run, queued: Kueue (beside the real node, its ClusterQueue the node's CPUs and memory)
     admits the Job's pod and the workers as one group; the job runs once across them, keeps its exit code,
-    releases the workers, and the group's Workload is then Finished, its quota given back."""
+    releases the workers, and the group's Workload is then Finished, its quota given back; a second run
+    (another command) does the same in a group of its own."""
     namespace = stack_namespace("kompi-queued")
     local_queue = {"apiVersion": API, "kind": "LocalQueue", "metadata": {"name": "team", "namespace": namespace},
                    "spec": {"clusterQueue": CLUSTER_QUEUE}}  # fmt: skip
@@ -71,12 +72,33 @@ def test_one_shot_in_a_kueue_queue_runs_once_after_admission_releases_the_worker
         ),
         120,
     )
-    # Admitted as one group (the Job's pod and both workers), and Finished once none of its pods runs.
-    workload = node_kubectl.get("workloads.kueue.x-k8s.io", group, namespace) or {}
+    _ran_as_one_group_and_finished(node_kubectl, namespace, group)
+
+    # A new run (another command): a group of its own, since Kueue admits no pod into the Finished one, and
+    # the workers its Job released are scaled back by `up` (the new Job's pod, gated, cannot).
+    project.set(oneShot=one_shot | {"command": ["mpiexec", "-n", "2", "-x", "KOMPI_TEST_RUN=2", *command[3:]]})
+    project.kompi("up")
+    wait_until("the second run finished", lambda: job_finished(node_kubectl, namespace, job), 300)
+    assert node_kubectl.get("job", job, namespace)["status"].get("succeeded") == 1  # type: ignore[index]
+    logs = node_kubectl.run("logs", "-n", namespace, f"job/{job}", "-c", "mpi").stdout
+    assert len([line for line in logs.splitlines() if '"sum": 3' in line]) == 2, logs
+    second = job_pod(node_kubectl, namespace, job)["metadata"]["labels"][queue.GROUP_LABEL]
+    assert second != group
+    _ran_as_one_group_and_finished(node_kubectl, namespace, second)
+    # the first run's Workload is deleted by the workers' roll (the StatefulSet owns it)
+    wait_until("the first run's Workload deleted", lambda: not node_kubectl.get(WORKLOAD, group, namespace), 60)
+
+
+WORKLOAD = "workloads.kueue.x-k8s.io"
+
+
+def _ran_as_one_group_and_finished(kubectl: Kubectl, namespace: str, group: str) -> None:
+    """Admitted as one group (the Job's pod and both workers), and Finished once none of its pods runs."""
+    workload = kubectl.get(WORKLOAD, group, namespace) or {}
     assert sorted(pod_set["count"] for pod_set in workload["spec"]["podSets"]) == [1, 2], workload
     wait_until(
         "the group's Workload Finished",
-        lambda: has_condition(node_kubectl.get("workloads.kueue.x-k8s.io", group, namespace) or {}, "Finished"),
+        lambda: has_condition(kubectl.get(WORKLOAD, group, namespace) or {}, "Finished"),
         120,
     )
 
