@@ -24,14 +24,18 @@ def _progress(line: str) -> None:
     print(f"[kompi engine] {line}", file=sys.stderr, flush=True)
 
 
-def build_engine(only: Sequence[str] | None = None) -> GoBuild:
-    """Build what is missing; returns the tree whose ``bin`` holds the binaries."""
-    build = GoBuild.default()
-    wanted = [c for c in COMPONENTS if not only or c.name in only]
+def _selected(only: Sequence[str] | None) -> list[Component]:
+    """Every component, or those named in ``only`` (a name that is none is an error)."""
     unknown = set(only or []) - {c.name for c in COMPONENTS}
     if unknown:
         raise BuildError(f"unknown component(s) {', '.join(sorted(unknown))}; known: {[c.name for c in COMPONENTS]}")
-    for name, times in build_components(build, wanted, _progress).items():
+    return [c for c in COMPONENTS if not only or c.name in only]
+
+
+def build_engine(only: Sequence[str] | None = None) -> GoBuild:
+    """Build what is missing; returns the tree whose ``bin`` holds the binaries."""
+    build = GoBuild.default()
+    for name, times in build_components(build, _selected(only), _progress).items():
         note = f"compiling {times.compiling:.0f} s, waiting for the compiler {times.waiting:.0f} s"
         phases.record(f"engine: {name}", times.started, note, times.started + times.total)
     _progress(f"binaries in {build.bin}")
@@ -41,4 +45,4 @@ def build_engine(only: Sequence[str] | None = None) -> GoBuild:
 def is_built(only: Sequence[str] | None = None) -> bool:
     """Whether every component (or every one named in ``only``) is built at its versions."""
     build = GoBuild.default()
-    return all(build.up_to_date(c.name, c.stamp, c.binaries) for c in COMPONENTS if not only or c.name in only)
+    return all(build.up_to_date(c.name, c.stamp, c.binaries) for c in _selected(only))
