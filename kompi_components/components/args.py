@@ -348,6 +348,12 @@ class ClusterArgs(TypedDict, total=False):
     rollout_timeout_seconds: int
     "how long `up` waits for master and workers to be Ready after a change (large images pull slowly) (default: 600)"
 
+    stuck_pod_timeout_seconds: int
+    (
+        "how long a pod may stay in a state that waiting does not mend (its image cannot be pulled, it keeps crashing, "
+        "no node fits it, its node is lost) before `up` fails naming it and why (default: 60)"
+    )
+
     kubeconfig: pulumi.Input[str]
     (
         "the kubeconfig (its content, or a path) of the cluster your Kubernetes provider manages, for kompi's rollout "

@@ -12,13 +12,13 @@ from kompi_components.components.inputs import Resolved, resolve
 from kompi_components.components.object_group import Naming, ObjectGroup
 from kompi_components.components.object_inputs import ObjectInputs
 from kompi_components.components.queue_release import QueueRelease
-from kompi_components.components.rollout import StatefulSetRollout
+from kompi_components.components.rollout import RollHandover, StatefulSetRollout, handed_over
 from kompi_components.components.ssh_identity import SshIdentity
 from kompi_components.config.schema import KompiConfig
 from kompi_components.kube.access import ClusterAccess
 from kompi_components.manifests import queue
 from kompi_components.manifests.cluster import ClusterObjects, build_cluster
-from kompi_components.manifests.meta import KubeObject
+from kompi_components.manifests.meta import KubeObject, Manifest
 from kompi_components.manifests.pod import MPI_CONTAINER
 from kompi_components.naming import cluster_names
 
@@ -73,6 +73,7 @@ class KompiCluster(pulumi.ComponentResource):
         config = resolved.config
         self._access = _access(resolved)
         self._timeout = config.rollout_timeout_seconds
+        self._stuck_timeout = config.stuck_pod_timeout_seconds
         self._queue_timeout = config.queue_timeout_seconds if config.queue else None
         names = cluster_names(config)
         child = pulumi.ResourceOptions(parent=self)
@@ -105,9 +106,9 @@ class KompiCluster(pulumi.ComponentResource):
         claims = claim_identities(objects.all()) if real is None else real.apply(lambda o: claim_identities(o.all()))
         guard = DataGuard(f"{name}-data-guard", claims, config.allow_data_loss, pulumi.ResourceOptions(parent=self))
         pods_need += self._data(name, objects, [*namespace, guard])
-        self._rolled(self._group("Workers", f"{name}-workers", objects.workers, [*pods_need, guard]))
+        self._rolled(self._group("Workers", f"{name}-workers", objects.workers, [*pods_need, guard], rolled=True))
         # One-shot mode: the Job's ServiceAccount and RBAC exist before the Job's pod starts.
-        master = self._group("Master", f"{name}-master", objects.master, pods_need, ordered=True)
+        master = self._group("Master", f"{name}-master", objects.master, pods_need, ordered=True, rolled=True)
         master_ready = self._rolled(master) or master.resources[-1]
         # One-shot mode: the Job's pod has a generated name; the output names the Job.
         master_name = f"job/{names.master}" if config.one_shot.enabled else names.master_pod
@@ -136,8 +137,21 @@ class KompiCluster(pulumi.ComponentResource):
         objects: list[KubeObject],
         depends_on: list[pulumi.Resource] | None = None,
         ordered: bool = False,
+        rolled: bool = False,
     ) -> ObjectGroup:
-        return ObjectGroup(type_name, name, objects, self, depends_on, ordered, naming=self._naming)
+        """``rolled``: the group's StatefulSet is rolled by kompi (``_handed_over``, ``_rolled``)."""
+        inputs_of = self._handed_over if rolled else None
+        naming = self._naming
+        return ObjectGroup(type_name, name, objects, self, depends_on, ordered, naming=naming, inputs_of=inputs_of)
+
+    def _handed_over(self, item: KubeObject) -> Manifest:
+        """``item``'s resource inputs; a StatefulSet's take their updateStrategy from its RollHandover (made here),
+        which hands the roll of one made by an earlier kompi to kompi first."""
+        inputs = self._naming.inputs(item)
+        if item.manifest["kind"] != "StatefulSet":
+            return inputs
+        name = f"{self._naming.owner}-{item.manifest['metadata']['name']}-handover"
+        return handed_over(inputs, RollHandover(name, inputs, self._access, pulumi.ResourceOptions(parent=self)))
 
     def _rolled(self, group: ObjectGroup) -> StatefulSetRollout | None:
         """Each StatefulSet of the group gets the step that rolls all its pods at once and waits for them
@@ -152,7 +166,15 @@ class KompiCluster(pulumi.ComponentResource):
                 # replicas that Pulumi leaves to someone else (a one-shot run's Job) are set back at a new run
                 restores = "spec.replicas" in item.options.ignore_changes
                 rollout = StatefulSetRollout(
-                    name, inputs, resource, self._access, self._timeout, opts, self._queue_timeout, restores
+                    name,
+                    inputs,
+                    resource,
+                    self._access,
+                    self._timeout,
+                    opts,
+                    self._queue_timeout,
+                    restores,
+                    stuck_pod_timeout_seconds=self._stuck_timeout,
                 )
         return rollout
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pulumi
 
 from kompi_components.components.kubernetes_object import create_object, legacy_name, logical_name
@@ -26,12 +28,14 @@ class ObjectGroup(pulumi.ComponentResource):
         ordered: bool = False,
         *,
         naming: Naming,
+        inputs_of: Callable[[KubeObject], Manifest] | None = None,
     ) -> None:
-        """``ordered``: each object waits for the ones before it (RBAC before the pod that uses it)."""
+        """``ordered``: each object waits for the ones before it (RBAC before the pod that uses it);
+        ``inputs_of``: each object's resource inputs, where not ``naming.inputs``."""
         super().__init__(f"kompi:index:{type_name}", name, None, pulumi.ResourceOptions(parent=parent))
         # Children do not inherit a component's dependencies: each object waits for them itself.
         self.objects = objects
-        self.manifests = [naming.inputs(item) for item in objects]  # (each object's resource inputs)
+        self.manifests = [(inputs_of or naming.inputs)(item) for item in objects]  # (each object's resource inputs)
         self.resources = []
         for item, inputs in zip(objects, self.manifests, strict=True):
             before = self.resources if ordered else []

@@ -17,10 +17,12 @@ from typing import Any
 import pulumi
 import pulumi.dynamic
 from kubernetes import client
+from kubernetes.client.exceptions import ApiException
 
 from kompi_components.kube.access import ClusterAccess
+from kompi_components.kube.api import ApiNotAnswering, JsonApi
 from kompi_components.kube.release import release_pods_on_lost_nodes
-from kompi_components.kube.rollout import Rollout, RolloutError
+from kompi_components.kube.rollout import GIVE_UP_SECONDS, Rollout, RolloutError, hand_over
 from kompi_components.manifests.meta import Manifest
 
 # What a new value of makes the resource act (its other inputs only say where and how).
@@ -28,6 +30,7 @@ TRACKED = ("namespace", "statefulset", "replicas", "template")
 # How it reaches the cluster: kept in its outputs (the kubeconfig as a secret, since the engine marks an
 # output secret whose input was) because `destroy` gives a dynamic resource's delete only its outputs.
 ACCESS = ("kubeconfig", "context", "cluster")
+HANDOVER_SECONDS = 60.0  # the API server's answers to the handover's read and patch
 
 
 def template_digest(template: dict[str, Any]) -> str:
@@ -72,6 +75,7 @@ def _roll(props: dict[str, Any]) -> dict[str, Any]:
         float(props["timeoutSeconds"]),
         queue_timeout_seconds=None if queue_timeout is None else float(queue_timeout),
         restore_replicas=props.get("restoreReplicas"),
+        give_up_seconds=float(props.get("stuckPodTimeoutSeconds", GIVE_UP_SECONDS)),
     )
     api = access_of(props).api_client()
     try:
@@ -97,6 +101,7 @@ class StatefulSetRollout(pulumi.dynamic.Resource):
         opts: pulumi.ResourceOptions,
         queue_timeout_seconds: int | None = None,
         restores_replicas: bool = False,
+        stuck_pod_timeout_seconds: int = int(GIVE_UP_SECONDS),
     ) -> None:
         spec = manifest["spec"]
         props: dict[str, Any] = {
@@ -105,6 +110,7 @@ class StatefulSetRollout(pulumi.dynamic.Resource):
             "replicas": spec["replicas"],
             "template": pulumi.Output.from_input(spec["template"]).apply(template_digest),
             "timeoutSeconds": timeout_seconds,
+            "stuckPodTimeoutSeconds": stuck_pod_timeout_seconds,
             "kubeconfig": pulumi.Output.secret(access.kubeconfig or ""),
             "context": access.context or "",
             "cluster": access.cluster or "",
@@ -115,3 +121,67 @@ class StatefulSetRollout(pulumi.dynamic.Resource):
             props["restoreReplicas"] = spec["replicas"]
         depends = pulumi.ResourceOptions(depends_on=[statefulset])
         super().__init__(_Provider(), name, props, pulumi.ResourceOptions.merge(opts, depends))
+
+
+class _HandoverProvider(pulumi.dynamic.ResourceProvider):
+    def create(self, props: dict[str, Any]) -> pulumi.dynamic.CreateResult:
+        return pulumi.dynamic.CreateResult(f"{props['namespace']}/{props['statefulset']}", _hand_over(props))
+
+    def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> pulumi.dynamic.DiffResult:
+        changed = any(olds.get(key) != news.get(key) for key in HANDED_OVER)
+        return pulumi.dynamic.DiffResult(changes=changed, replaces=[], delete_before_replace=False)
+
+    def update(self, _id: str, _olds: dict[str, Any], news: dict[str, Any]) -> pulumi.dynamic.UpdateResult:
+        return pulumi.dynamic.UpdateResult(_hand_over(news))
+
+
+# What the handover's outputs are (the access is only how it reaches the cluster: not kept).
+HANDED_OVER = ("namespace", "statefulset", "updateStrategy")
+
+
+def _hand_over(props: dict[str, Any]) -> dict[str, Any]:
+    api = access_of(props).api_client()
+    calls = JsonApi.for_seconds(HANDOVER_SECONDS)
+    try:
+        hand_over(client.AppsV1Api(api), props["namespace"], props["statefulset"], props["updateStrategy"], calls)
+    except ApiException as error:
+        raise RuntimeError(
+            f"StatefulSet {props['namespace']}/{props['statefulset']}: cannot set its updateStrategy: "
+            f"{error.status} {error.reason}"
+        ) from None
+    except ApiNotAnswering as error:
+        raise RuntimeError(f"StatefulSet {props['namespace']}/{props['statefulset']}: {error}") from None
+    return {key: props[key] for key in HANDED_OVER}
+
+
+class RollHandover(pulumi.dynamic.Resource):
+    """Runs before its StatefulSet is created or updated, and gives it kompi's ``updateStrategy`` (OnDelete) where
+    a StatefulSet of that name is there already: one made by an earlier kompi, under the controller's
+    RollingUpdate, which the apply alone cannot change (kube/rollout.hand_over). The StatefulSet takes its
+    updateStrategy from this resource's output, so it waits for it, and Pulumi's dry run of the update
+    (`preview`) does not meet the old strategy. After that it does nothing."""
+
+    updateStrategy: pulumi.Output[dict[str, Any]]  # (named as the property)
+
+    def __init__(self, name: str, manifest: Manifest, access: ClusterAccess, opts: pulumi.ResourceOptions) -> None:
+        """``manifest``: the StatefulSet's resource inputs (its namespace may be an Output)."""
+        spec = manifest["spec"]
+        strategy = spec["updateStrategy"] if isinstance(spec, dict) else spec.apply(lambda real: real["updateStrategy"])
+        props: dict[str, Any] = {
+            "namespace": manifest["metadata"]["namespace"],
+            "statefulset": manifest["metadata"]["name"],
+            "updateStrategy": strategy,
+            "kubeconfig": pulumi.Output.secret(access.kubeconfig or ""),
+            "context": access.context or "",
+            "cluster": access.cluster or "",
+        }
+        super().__init__(_HandoverProvider(), name, props, opts)
+
+
+def handed_over(manifest: Manifest, handover: RollHandover) -> Manifest:
+    """``manifest`` (resource inputs) with its updateStrategy read from ``handover``: the StatefulSet waits for it."""
+    spec = manifest["spec"]
+    if isinstance(spec, dict):
+        return manifest | {"spec": spec | {"updateStrategy": handover.updateStrategy}}
+    joined = pulumi.Output.all(spec, handover.updateStrategy)
+    return manifest | {"spec": joined.apply(lambda both: both[0] | {"updateStrategy": both[1]})}

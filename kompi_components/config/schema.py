@@ -393,6 +393,13 @@ class KompiConfig(Model):
         le=86400,
         description="how long `up` waits for master and workers to be Ready after a change (large images pull slowly)",
     )
+    stuck_pod_timeout_seconds: int = Field(
+        default=60,
+        ge=1,
+        le=86400,
+        description="how long a pod may stay in a state that waiting does not mend (its image cannot be pulled, it "
+        "keeps crashing, no node fits it, its node is lost) before `up` fails naming it and why",
+    )
 
     @property
     def image_reference(self) -> str:

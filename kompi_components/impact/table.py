@@ -170,6 +170,7 @@ EXAMPLES: list[Example] = [
     _example("queueTimeoutSeconds", 600, {"queue": "team-a"}),
     Example("workers", "-> `3`, with a queue (a new Kueue pod group)", {"workers": 3}, {"queue": "team-a"}),
     _example("rolloutTimeoutSeconds", 1800),
+    _example("stuckPodTimeoutSeconds", 300),
     _example("allowDataLoss", True),
 ]
 

@@ -1,13 +1,13 @@
 """Move every pod of a StatefulSet to its current template at once, then wait until all are Ready.
 
 An MPI job needs every pod, so a cluster rolled one pod at a time (the StatefulSet controller's
-RollingUpdate) is down for N restarts instead of one. So right after a StatefulSet takes up a new
-template, every pod of an older revision is deleted here in one call; the controller makes each
-missing pod from the new template (RollingUpdate with partition 0), and Parallel pod management
-starts them all at once. ``maxUnavailable: 100%`` would do the same in the controller, but only where
-the MaxUnavailableStatefulSet feature gate is on (off by default through Kubernetes 1.36); and
-``OnDelete`` cannot be applied to a StatefulSet made with the default strategy (server-side apply keeps
-the defaulted ``rollingUpdate``, which OnDelete refuses; pulumi/pulumi-kubernetes#2843).
+RollingUpdate) is down for N restarts instead of one. kompi's StatefulSets are ``OnDelete``: the
+controller never replaces a pod by itself, it only makes each missing pod from the current template.
+So right after a StatefulSet takes up a new template, every pod of an older revision is deleted here
+in one call, and Parallel pod management starts their replacements all at once. (Under RollingUpdate
+the controller began its own roll as soon as the template changed; on a busy machine it had replaced
+every pod, one after the other, before this step ran. ``maxUnavailable: 100%`` needs the
+MaxUnavailableStatefulSet feature gate, off by default through Kubernetes 1.36.)
 
 The wait also checks what pulumi-kubernetes 4.25 does not: that the controller has seen the new
 generation (its status would otherwise still describe the old one).
@@ -31,12 +31,13 @@ from kompi_components.kube.conditions import is_ready
 from kompi_components.kube.workloads import StatefulSetWorkloads
 from kompi_components.manifests.queue import TOTAL_COUNT_ANNOTATION
 
+MERGE_PATCH = "application/merge-patch+json"  # (a null removes the field)
 REVISION_LABEL = "controller-revision-hash"  # set by the StatefulSet controller on each of its pods
 POLL_SECONDS = 0.5
 PODS_SECONDS = 5.0  # how often the pods themselves are listed while the StatefulSet's status says "not yet"
 DELETE_WORKERS = 32  # concurrent pod deletions (ClusterAccess gives the client as many connections)
 # A pod that will not start by waiting (kompi_components.kube.stuck) fails the rollout after this long in
-# the same state, instead of at the timeout.
+# the same state, instead of at the timeout (kompi:stuckPodTimeoutSeconds).
 GIVE_UP_SECONDS = 60.0
 # A pod not Ready after this long has its node looked at (a pod that is starting is on a Ready node).
 NODE_CHECK_SECONDS = 10.0
@@ -62,6 +63,8 @@ class Rollout:
     # run gets them back here, before the wait. Its Job's pod cannot do it under Kueue: gated until the
     # whole group, workers included, exists.
     restore_replicas: int | None = None
+    # How long a pod that will not start by waiting may stay so (kompi:stuckPodTimeoutSeconds).
+    give_up_seconds: float = GIVE_UP_SECONDS
     say: Callable[[str], None] = field(default=_to_stderr, repr=False)
 
     clock: Callable[[], float] = field(default=time.monotonic, repr=False)
@@ -179,7 +182,7 @@ class Rollout:
                 (name, held.reason): stuck_since.get((name, held.reason), now) for name, held in found.items()
             }
             final = sorted(name for name, held in found.items() if held.final)
-            given_up = sorted(name for (name, _), at in stuck_since.items() if now - at >= GIVE_UP_SECONDS)
+            given_up = sorted(name for (name, _), at in stuck_since.items() if now - at >= self.give_up_seconds)
             given_up = self._without_scale_up(core, given_up, found, deadline)
             if final or given_up:
                 raise self._cannot_start(final or given_up, found, replicas, final=bool(final))
@@ -195,7 +198,7 @@ class Rollout:
     def _cannot_start(
         self, names: list[str], found: dict[str, stuck.Stuck], replicas: int, final: bool
     ) -> RolloutError:
-        why = "a failure no restart can mend" if final else f"{GIVE_UP_SECONDS:.0f} s in the same state"
+        why = "a failure no restart can mend" if final else f"{self.give_up_seconds:.0f} s in the same state"
         reasons = "; ".join(f"{name} {found[name].clause}" for name in names[:10])
         return RolloutError(
             f"StatefulSet {self.statefulset}: {len(names)} of {replicas} pods cannot start ({why}): {reasons}"
@@ -294,6 +297,25 @@ class _QueueWait:
     def _workload(self, group: str, deadline: float) -> dict[str, Any] | None:
         # (not made yet, or not ours to read: the pods say they wait)
         return None if self.custom is None else self.rollout._workloads(self.custom, deadline).read(group)
+
+
+def hand_over(apps: client.AppsV1Api, namespace: str, name: str, strategy: dict[str, Any], calls: JsonApi) -> bool:
+    """Give StatefulSet ``name`` the ``updateStrategy`` of kompi's manifest (OnDelete) before Pulumi applies the
+    rest; returns whether it changed one. One made by an earlier kompi carries the defaulted
+    ``rollingUpdate``, which the API server refuses beside OnDelete and which neither an apply nor Pulumi's own
+    dry run can take away (kubernetes/kubernetes#100151): a merge patch with ``rollingUpdate: null`` does.
+    A StatefulSet not there yet is made with the strategy."""
+    try:
+        live = calls(apps.read_namespaced_stateful_set, name, namespace)
+    except ApiException as error:
+        if error.status == 404:
+            return False
+        raise
+    if live.get("spec", {}).get("updateStrategy") == strategy:
+        return False
+    patch = {"spec": {"updateStrategy": {"rollingUpdate": None} | strategy}}
+    calls(apps.patch_namespaced_stateful_set, name, namespace, patch, _content_type=MERGE_PATCH)
+    return True
 
 
 def _status_done(statefulset: dict[str, Any]) -> bool:

@@ -30,6 +30,9 @@ def _statefulset(
         "podManagementPolicy": "Parallel",
         "selector": {"matchLabels": names.selector(role)},
         "template": template,
+        # kompi's rollout step (StatefulSetRollout) replaces every pod at once: the controller rolls nothing
+        # by itself (under RollingUpdate, on a busy cluster, it rolled one pod at a time before that step ran).
+        "updateStrategy": {"type": "OnDelete"},
         # Claims made from templates go with the cluster (Pulumi never deletes them itself).
         "persistentVolumeClaimRetentionPolicy": {"whenDeleted": "Delete", "whenScaled": "Retain"},
     }

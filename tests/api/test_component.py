@@ -200,10 +200,13 @@ def test_stacks_made_by_kompi_0_1_0_keep_their_objects_through_aliases() -> None
         "statefulset-kompi-dev-worker"
     ]
     assert all(r.aliases == [f"{r.inputs['kind'].lower()}-{r.inputs['metadata']['name']}"] for r in objects)
-    rollouts = {r.name: r.aliases for r in mocks.of_type(DYNAMIC) if "statefulset" in r.inputs}
-    assert rollouts == {
+    steps = {r.name: r.aliases for r in mocks.of_type(DYNAMIC) if "statefulset" in r.inputs}
+    assert steps == {
         "kompi-dev-kompi-dev-master-rollout": ["kompi-dev-master-rollout"],
         "kompi-dev-kompi-dev-worker-rollout": ["kompi-dev-worker-rollout"],
+        # new since: nothing to carry over
+        "kompi-dev-kompi-dev-master-handover": [],
+        "kompi-dev-kompi-dev-worker-handover": [],
     }
     # a cluster that 0.1.0 could not have made (named apart from its clusterName) has no alias to claim
     other = _cluster("train", {"cluster_name": "kompi-dev", "namespace": "kompi-dev"})

@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime
 from typing import Any
 
+from kompi_components.kube.conditions import is_ready
 from tests.e2e.live import Kubectl, pods_ready, wait_until
 from tests.e2e.project import Project, assert_live_equals_render
 
@@ -19,11 +20,14 @@ def statefulset(kubectl: Kubectl, project: Project, role: str) -> dict[str, Any]
 
 
 def rolled_out(kubectl: Kubectl, project: Project, role: str) -> bool:
-    """Every pod of the StatefulSet runs its current template (what `kubectl rollout status` checks)."""
-    status = statefulset(kubectl, project, role)["status"]
-    return status.get("updateRevision") == status.get("currentRevision") and status.get(
-        "updatedReplicas", 0
-    ) == status.get("replicas", 0) == status.get("readyReplicas", 0)
+    """Every replica exists, is Ready and runs the StatefulSet's current template (its pods' revision label; an
+    OnDelete StatefulSet never moves status.currentRevision, so `kubectl rollout status` cannot say)."""
+    found = statefulset(kubectl, project, role)
+    revision, replicas = found["status"].get("updateRevision"), found["spec"]["replicas"]
+    selector = ",".join(f"{key}={value}" for key, value in found["spec"]["selector"]["matchLabels"].items())
+    pods = kubectl.items("pods", found["metadata"]["namespace"], selector)
+    on_revision = [pod for pod in pods if pod["metadata"]["labels"].get("controller-revision-hash") == revision]
+    return len(pods) == len(on_revision) == replicas and all(is_ready(pod) for pod in pods)
 
 
 def test_scaling_changes_the_workers_and_the_gang_only(project_factory, kubectl: Kubectl) -> None:

@@ -9,41 +9,25 @@ keep their UIDs.
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from tests.e2e.live import Kubectl
 from tests.e2e.project import Project
-from tests.stacks import REPO
+from tests.e2e.upgrade import checkout, earlier_kompi
 
 # The last landed commit before the component API (object names were <kind>-<name>, no component prefix).
 BEFORE = "0af856edf855680075f5f8ebefecb7f199bcb72d"
 
 
-def _checkout(commit: str, into: Path) -> Path:
-    """That commit's tree, read from the repository (no worktree: the shared checkout is left alone)."""
-    archive = subprocess.run(["git", "archive", commit], cwd=REPO, capture_output=True, check=True).stdout
-    # tar itself, not tarfile: extractall's filter= is missing from Debian's Python 3.11.2.
-    subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
-    return into
-
-
 @pytest.fixture(scope="module")
 def before(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    known = subprocess.run(["git", "cat-file", "-e", f"{BEFORE}^{{commit}}"], cwd=REPO, capture_output=True)
-    assert known.returncode == 0, f"the repository lacks {BEFORE} (a shallow clone?): fetch its history"
-    return _checkout(BEFORE, tmp_path_factory.mktemp("kompi-before"))
+    return checkout(BEFORE, tmp_path_factory.mktemp("kompi-before"))
 
 
-def _old_kompi(checkout: Path, project: Project, operation: str) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-m", "kompi_components", operation, "--stack", project.stack]
-    command += ["--dir", str(project.directory), "--yes"]
-    env = {key: value for key, value in project.env.items() if key != "PYTHONPATH"}
-    result = subprocess.run(command, cwd=checkout, env=env, capture_output=True, text=True, timeout=600)
-    assert result.returncode == 0, f"old kompi {operation}:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
-    return result
+def _old_kompi(tree: Path, project: Project, operation: str) -> subprocess.CompletedProcess[str]:
+    return earlier_kompi(tree, project, operation, module="kompi_components")
 
 
 def _uids(kubectl: Kubectl, namespace: str) -> dict[str, dict[str, str]]:

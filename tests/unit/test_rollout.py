@@ -175,6 +175,16 @@ def test_a_pod_that_cannot_pull_fails_the_rollout_after_a_minute_naming_it() -> 
     assert GIVE_UP_SECONDS <= clock.now < GIVE_UP_SECONDS + PODS_SECONDS + 1
 
 
+def test_kompi_stuck_pod_timeout_seconds_sets_how_long_a_stuck_pod_is_waited_for() -> None:
+    clock = FakeClock()
+    api = FakeApi([pod(0, "old")])
+    api.replacement = lambda ordinal: pod(ordinal, "new", ready=False, waiting="CrashLoopBackOff")
+    rollout = Rollout("ns", "c-worker", 600, give_up_seconds=10, clock=clock, sleep=clock.sleep)
+    with pytest.raises(RolloutError, match=r"1 of 1 pods cannot start \(10 s in the same state\)"):
+        rollout.run(api, api)  # type: ignore[arg-type]
+    assert 10 <= clock.now < 10 + PODS_SECONDS + 1
+
+
 def test_a_pull_that_alternates_between_its_two_failures_is_one_state() -> None:
     clock = FakeClock()
 
