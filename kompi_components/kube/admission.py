@@ -26,6 +26,30 @@ def _condition(workload: Mapping[str, Any], kind: str) -> Mapping[str, Any] | No
     return next((c for c in conditions if c.get("type") == kind), None)
 
 
+# Kueue's flavor assigner says this of a pod set that no flavor could ever hold (the ClusterQueue's quota and
+# what its cohort may lend), as against "insufficient unused quota", which a wait or a preemption may mend.
+NEVER_FITS = "> maximum capacity"
+WAITING_MAY_FIT = "insufficient unused quota"
+
+
+def never_admitted(workload: Mapping[str, Any] | None) -> str | None:
+    """Kueue's own words where the workload, as it is, will not be admitted by waiting: it is Finished (its
+    pods stay gated for good), or its request exceeds what every flavor could ever hold. None otherwise."""
+    if workload is None:
+        return None
+    finished = _condition(workload, "Finished")
+    if finished and finished.get("status") == "True":
+        return f"its workload is Finished ({finished.get('reason')}): {finished.get('message', '')}".rstrip(": ")
+    reserved = _condition(workload, "QuotaReserved")
+    message = str(reserved.get("message") or "") if reserved and reserved.get("status") == "False" else ""
+    if NEVER_FITS in message and WAITING_MAY_FIT not in message:
+        return (
+            "more than its queue can ever hold (ask for less: kompi:workers, kompi:gpusPerWorker, the pods' "
+            f"resources; or give its ClusterQueue more quota): {message}"
+        )
+    return None
+
+
 def queue_state(queue: str, workload: Mapping[str, Any] | None, members: int) -> str:
     """Where the cluster's workload stands in ``queue``, with Kueue's own reason: `up` prints it when it
     changes, and names it when the queue wait runs out."""

@@ -280,8 +280,13 @@ class _QueueWait:
             return False
         queue, group = found
         members = int(gated[0]["metadata"].get("annotations", {}).get(TOTAL_COUNT_ANNOTATION, len(waiting)))
-        state = admission.queue_state(queue, self._workload(group, deadline), members)
+        workload = self._workload(group, deadline)
         name = self.rollout.statefulset
+        if never := admission.never_admitted(workload):
+            raise RolloutError(
+                f"StatefulSet {name}: Kueue will not admit its {len(gated)} pods (kompi:queue {queue}): {never}"
+            )
+        state = admission.queue_state(queue, workload, members)
         if state != self.said:
             self.rollout.say(f"StatefulSet {name}: {state}")
             self.said = state

@@ -10,6 +10,7 @@ cluster's data-preparation Job runs as a workload of its own before the cluster 
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -166,6 +167,27 @@ def test_clusters_of_one_team_share_its_quota_all_or_nothing(kueue: tuple[LocalC
         for project in (large, small):
             project.kompi("destroy", check=False)
     wait_until("team-a's Workloads gone with their pods", lambda: not kubectl.items(WORKLOADS, NAMESPACE), 120)
+
+
+def test_a_cluster_larger_than_its_queue_can_ever_hold_fails_up_at_once_with_kueues_words(
+    kueue: tuple[LocalCluster, Kubectl, Path],
+) -> None:
+    """12 GPUs asked of a ClusterQueue of 8: Kueue says so, and `up` ends with it instead of waiting out
+    kompi:queueTimeoutSeconds."""
+    local, kubectl, root = kueue
+    giant = team_stack(root, local.kubeconfig, "giant", workers=3, queueTimeoutSeconds=600)
+    try:
+        started = time.monotonic()
+        result = giant.kompi("up", check=False)
+        seconds = time.monotonic() - started
+        assert result.returncode == 1, result.stdout[-2000:]
+        last = result.stderr.strip().splitlines()[-1]
+        assert "Kueue will not admit its" in last and "(kompi:queue team-a): more than its queue can ever hold" in last
+        assert "current podset request (12) > maximum capacity (8)" in last, last
+        assert seconds < 180, f"up took {seconds:.0f} s (the queue's timeout is 600 s)"
+        assert all(gated(pod) and not bound(pod) for pod in cluster_pods(kubectl, "giant"))
+    finally:
+        giant.kompi("destroy", check=False)
 
 
 def claims(kubectl: Kubectl, name: str) -> dict[str, str]:

@@ -92,6 +92,40 @@ def test_a_queue_wait_that_runs_out_fails_naming_the_queue_and_kueues_reason() -
     )
 
 
+NEVER = (
+    "couldn't assign flavors to pod set worker: insufficient quota for nvidia.com/gpu in flavor f, previously "
+    "considered podsets requests (0) + current podset request (20) > maximum capacity (18)"
+)
+
+
+def test_a_request_over_what_the_queue_can_ever_hold_fails_at_once_with_kueues_words() -> None:
+    pending = {"type": "QuotaReserved", "status": "False", "reason": "Pending", "message": NEVER}
+    api = QueueApi([workload(pending)])
+    clock, said = FakeClock(), []
+    with pytest.raises(RolloutError) as raised:
+        _rollout(clock, said, queue_timeout=3600).run(api, api, api)  # type: ignore[arg-type]
+    assert clock.now < 5  # not the queue's 3600 s
+    assert str(raised.value) == (
+        "StatefulSet c-worker: Kueue will not admit its 2 pods (kompi:queue team-a): more than its queue can ever "
+        "hold (ask for less: kompi:workers, kompi:gpusPerWorker, the pods' resources; or give its ClusterQueue more "
+        f"quota): {NEVER}"
+    )
+
+
+def test_a_finished_workload_fails_at_once_and_one_flavor_that_may_free_up_keeps_waiting() -> None:
+    finished = {"type": "Finished", "status": "True", "reason": "FailedToStart", "message": "node labels conflict"}
+    api = QueueApi([workload(finished)])
+    with pytest.raises(RolloutError, match=r"workload is Finished \(FailedToStart\): node labels conflict$"):
+        _rollout(FakeClock(), [], queue_timeout=3600).run(api, api, api)  # type: ignore[arg-type]
+    # one flavor can never hold it, another may once its quota is free: that is a wait, to the queue's timeout
+    either = f"{NEVER}, insufficient unused quota for nvidia.com/gpu in flavor g, 4 more needed"
+    pending = {"type": "QuotaReserved", "status": "False", "reason": "Pending", "message": either}
+    api, clock = QueueApi([workload(pending)]), FakeClock()
+    with pytest.raises(RolloutError, match="not admitted by Kueue after 120 s"):
+        _rollout(clock, [], queue_timeout=120).run(api, api, api)  # type: ignore[arg-type]
+    assert clock.now > 120
+
+
 def test_queue_states_carry_kueues_own_words() -> None:
     evicted = {"type": "Evicted", "status": "True", "reason": "Preempted", "message": "Preempted to accommodate w"}
     said_evicted = "queue q: evicted (Preempted): Preempted to accommodate w"
