@@ -12,6 +12,8 @@ import pulumi
 from pulumi.runtime import Mocks
 from pulumi.runtime.mocks import MockMonitor
 
+from kompi_components.components.rollout import handover_outputs
+
 # Pulumi wraps secret values in this envelope on the way to the engine.
 SECRET_SIG_KEY = "4dabf18193072939515e22adb298388d"
 SECRET_SIG_VALUE = "1b47061264138c4ac30d75fd1eb44270"
@@ -54,6 +56,8 @@ class RecordingMocks(Mocks):
     def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
         self.registrations.append(Registration(args.typ, args.name, dict(args.inputs)))
         outputs = dict(args.inputs)
+        if args.typ == "pulumi-python:dynamic:Resource" and "wanted" in args.inputs:  # a RollHandover
+            outputs |= handover_outputs(args.inputs)
         if args.typ == "random:index/randomBytes:RandomBytes":
             # Same state seed and name -> same bytes, as Pulumi state gives on a second `up`.
             raw = hashlib.sha256(f"{self.state_seed}/{args.name}".encode()).digest()[: int(args.inputs["length"])]

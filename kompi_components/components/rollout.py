@@ -135,15 +135,17 @@ class _HandoverProvider(pulumi.dynamic.ResourceProvider):
         return pulumi.dynamic.UpdateResult(_hand_over(news))
 
 
-# What the handover's outputs are (the access is only how it reaches the cluster: not kept).
-HANDED_OVER = ("namespace", "statefulset", "updateStrategy")
+# What makes the handover act again (the access is only how it reaches the cluster: not kept). Its output
+# ``updateStrategy`` is ``wanted`` once it ran: an output of its own, so that it is unknown in the preview
+# of an upgrade, and pulumi-kubernetes does not dry-run the StatefulSet's update against the old strategy.
+HANDED_OVER = ("namespace", "statefulset", "wanted")
 
 
 def _hand_over(props: dict[str, Any]) -> dict[str, Any]:
     api = access_of(props).api_client()
     calls = JsonApi.for_seconds(HANDOVER_SECONDS)
     try:
-        hand_over(client.AppsV1Api(api), props["namespace"], props["statefulset"], props["updateStrategy"], calls)
+        hand_over(client.AppsV1Api(api), props["namespace"], props["statefulset"], props["wanted"], calls)
     except ApiException as error:
         raise RuntimeError(
             f"StatefulSet {props['namespace']}/{props['statefulset']}: cannot set its updateStrategy: "
@@ -151,7 +153,12 @@ def _hand_over(props: dict[str, Any]) -> dict[str, Any]:
         ) from None
     except ApiNotAnswering as error:
         raise RuntimeError(f"StatefulSet {props['namespace']}/{props['statefulset']}: {error}") from None
-    return {key: props[key] for key in HANDED_OVER}
+    return handover_outputs(props)
+
+
+def handover_outputs(props: dict[str, Any]) -> dict[str, Any]:
+    """A handover's outputs once it ran on ``props``."""
+    return {key: props[key] for key in HANDED_OVER} | {"updateStrategy": props["wanted"]}
 
 
 class RollHandover(pulumi.dynamic.Resource):
@@ -170,7 +177,8 @@ class RollHandover(pulumi.dynamic.Resource):
         props: dict[str, Any] = {
             "namespace": manifest["metadata"]["namespace"],
             "statefulset": manifest["metadata"]["name"],
-            "updateStrategy": strategy,
+            "wanted": strategy,
+            "updateStrategy": None,  # (an output: see HANDED_OVER)
             "kubeconfig": pulumi.Output.secret(access.kubeconfig or ""),
             "context": access.context or "",
             "cluster": access.cluster or "",
