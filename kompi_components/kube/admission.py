@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from kompi_components.kube.api import UNREADABLE
 from kompi_components.manifests.queue import ADMISSION_GATE, GROUP_LABEL, QUEUE_LABEL
 
 
@@ -54,6 +55,11 @@ def queue_state(queue: str, workload: Mapping[str, Any] | None, members: int) ->
     """Where the cluster's workload stands in ``queue``, with Kueue's own reason: `up` prints it when it
     changes, and names it when the queue wait runs out."""
     where = f"queue {queue}"
+    if workload is UNREADABLE:
+        return (
+            f"{where}: its {members} pods wait for Kueue, which says why in their Workload, and this identity may not "
+            f"read Workloads here (403: grant get on workloads.kueue.x-k8s.io)"
+        )
     if workload is None:
         return f"{where}: waiting for Kueue to make the workload of its {members} pods (is Kueue running?)"
     evicted = _condition(workload, "Evicted")

@@ -18,7 +18,7 @@ from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
 from kompi_components.kube.admission import group_of
-from kompi_components.kube.api import JsonApi
+from kompi_components.kube.api import UNREADABLE, JsonApi
 from kompi_components.manifests.queue import GROUP_LABEL
 
 WORKLOAD_GROUP, WORKLOAD_VERSION, WORKLOADS = "kueue.x-k8s.io", "v1beta2", "workloads"
@@ -76,12 +76,14 @@ class StatefulSetWorkloads:
     say: Callable[[str], None]
 
     def read(self, group: str) -> dict[str, Any] | None:
-        """The Workload of pod group ``group``; None if it is not made yet or not ours to read."""
+        """The Workload of pod group ``group``; None if it is not made yet, UNREADABLE if not ours to read."""
         try:
             return self.calls(self.custom.get_namespaced_custom_object, *workload_path(self.namespace, group))
         except ApiException as error:
-            if error.status in (403, 404):
+            if error.status == 404:
                 return None
+            if error.status == 403:
+                return UNREADABLE
             raise
 
     def hold(self, statefulset: Mapping[str, Any]) -> None:
@@ -90,7 +92,7 @@ class StatefulSetWorkloads:
         if group is None:
             return
         workload = self.read(group)
-        patch = ownership_patch(workload, statefulset) if workload else []
+        patch = ownership_patch(workload, statefulset) if workload and workload is not UNREADABLE else []
         if not patch:
             return
         patch_call = self.custom.patch_namespaced_custom_object

@@ -126,6 +126,20 @@ def test_a_finished_workload_fails_at_once_and_one_flavor_that_may_free_up_keeps
     assert clock.now > 120
 
 
+def test_a_workload_this_identity_may_not_read_is_said_so_not_taken_for_kueue_missing() -> None:
+    class Forbidden(QueueApi):
+        def get_namespaced_custom_object(self, *_: Any, **__: Any) -> Any:
+            raise ApiException(status=403, reason="Forbidden")
+
+    api, said = Forbidden([None]), []
+    with pytest.raises(RolloutError, match="not admitted by Kueue after 60 s"):
+        _rollout(FakeClock(), said, queue_timeout=60).run(api, api, api)  # type: ignore[arg-type]
+    assert said == [
+        "StatefulSet c-worker: queue team-a: its 3 pods wait for Kueue, which says why in their Workload, and this "
+        "identity may not read Workloads here (403: grant get on workloads.kueue.x-k8s.io)"
+    ]
+
+
 def test_queue_states_carry_kueues_own_words() -> None:
     evicted = {"type": "Evicted", "status": "True", "reason": "Preempted", "message": "Preempted to accommodate w"}
     said_evicted = "queue q: evicted (Preempted): Preempted to accommodate w"
