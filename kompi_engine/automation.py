@@ -25,8 +25,8 @@ from pulumi import automation as auto
 from kompi_components.config import load_config
 from kompi_components.program import run
 from kompi_components.stack_files import read_stack_config
+from kompi_engine import killed_cli
 from kompi_engine.kubectl import KUBECONFIG, PROVIDER_KEYS, kubeconfig_path
-from kompi_engine.stale_locks import remove_stale_locks
 
 PROJECT = "kompi"
 OPERATIONS = ("up", "preview", "destroy", "refresh")
@@ -112,9 +112,10 @@ def validate(workspace: Workspace) -> None:
 
 
 def open_stack(workspace: Workspace) -> auto.Stack:
-    """Validate, clear locks that no process holds any more, select (or create) the stack."""
+    """Validate, clear what a killed CLI left in a local backend (kompi_engine.killed_cli), select (or create)
+    the stack."""
     validate(workspace)
-    remove_stale_locks(workspace.backend_url(), PROJECT, workspace.stack, lambda line: print(f"kompi: {line}"))
+    killed_cli.repair(workspace.backend_url(), PROJECT, workspace.stack, lambda line: print(f"kompi: {line}"))
     return select_stack(workspace)
 
 

@@ -75,7 +75,7 @@ def _roll(props: dict[str, Any]) -> dict[str, Any]:
         float(props["timeoutSeconds"]),
         queue_timeout_seconds=None if queue_timeout is None else float(queue_timeout),
         restore_replicas=props.get("restoreReplicas"),
-        give_up_seconds=float(props.get("stuckPodTimeoutSeconds", GIVE_UP_SECONDS)),
+        give_up_seconds=float(props["stuckPodTimeoutSeconds"]),
     )
     api = access_of(props).api_client()
     try:

@@ -61,6 +61,22 @@ def test_up_killed_midway_then_refresh_and_up_converge(project_factory, kubectl:
     assert_destroy_leaves_no_orphan(project, kubectl, own_namespace)
 
 
+def test_a_checkpoint_whose_metadata_a_killed_cli_tore_is_read_again_by_the_next_operation(
+    project_factory, kubectl: Kubectl, own_namespace
+) -> None:
+    """What the kill above leaves when it lands inside the backend's write of a checkpoint's `.attrs` sidecar
+    (seen under load: every later operation failed with `failed to load checkpoint: EOF`), made on purpose."""
+    project = project_in(project_factory, own_namespace)
+    project.kompi("up")
+    sidecar = project.directory / "state" / ".pulumi" / "stacks" / "kompi" / "dev.json.attrs"
+    assert sidecar.stat().st_size > 0
+    sidecar.write_text("")  # truncated and not yet written again
+    result = project.kompi("preview")
+    assert "kompi: removed the torn metadata file dev.json.attrs of stack dev" in result.stdout
+    assert set(project.last_json(result)) == {"same"}
+    assert_destroy_leaves_no_orphan(project, kubectl, own_namespace)
+
+
 def test_api_server_gone_during_up_fails_clearly_and_the_next_up_converges(
     project_factory, kubectl: Kubectl, cluster: LocalCluster, own_namespace
 ) -> None:

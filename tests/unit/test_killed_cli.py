@@ -1,4 +1,5 @@
-"""Stale locks of a killed CLI are removed; a live operation's lock and other hosts' locks are kept."""
+"""What a killed CLI leaves in a local backend: its stale locks are removed (a live operation's lock and other
+hosts' locks are kept), and so are the torn metadata files of the stack's checkpoint."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from kompi_engine.stale_locks import process_runs, remove_stale_locks
+from kompi_engine.killed_cli import process_runs, remove_stale_locks, remove_torn_attrs, repair
 
 
 @pytest.fixture
@@ -76,3 +77,36 @@ def test_other_backends_are_not_touched(tmp_path: Path, zombie: int) -> None:
     lock = write_lock(tmp_path / "state", zombie, socket.gethostname())
     assert remove_stale_locks("s3://bucket/state", "kompi", "dev", print) == []
     assert lock.exists()
+
+
+def _stack_files(backend: Path) -> tuple[Path, Path, Path]:
+    stacks = backend / ".pulumi" / "stacks" / "kompi"
+    stacks.mkdir(parents=True)
+    checkpoint = stacks / "dev.json.attrs"
+    backup = stacks / "dev.json.bak.attrs"
+    other = stacks / "train.json.attrs"
+    return checkpoint, backup, other
+
+
+def test_a_torn_metadata_file_of_the_stack_is_removed_and_whole_ones_kept(tmp_path: Path) -> None:
+    checkpoint, backup, other = _stack_files(tmp_path / "state")
+    whole = json.dumps({"user.content_type": "application/octet-stream", "md5": "aGk="}) + "\n"
+    checkpoint.write_text("")  # truncated, not yet written: what a SIGKILL at that instant leaves
+    backup.write_text(whole)
+    other.write_text("")  # another stack's: not this operation's to touch
+    history = tmp_path / "state" / ".pulumi" / "history" / "kompi" / "dev" / "dev-1.checkpoint.json.attrs"
+    history.parent.mkdir(parents=True)
+    history.write_text('{"user.content_type": "appl')  # cut mid-write
+    said: list[str] = []
+    removed = remove_torn_attrs(f"file://{tmp_path / 'state'}", "kompi", "dev", said.append)
+    assert sorted(removed) == sorted([checkpoint, history])
+    assert not checkpoint.exists() and not history.exists() and backup.read_text() == whole and other.exists()
+    assert "removed the torn metadata file dev.json.attrs of stack dev (a CLI killed while writing it)" in said
+
+
+def test_repair_takes_both_and_leaves_other_backends(tmp_path: Path, zombie: int) -> None:
+    lock = write_lock(tmp_path / "state", zombie, socket.gethostname())
+    checkpoint, _, _ = _stack_files(tmp_path / "state")
+    checkpoint.write_text("")
+    assert repair("s3://bucket/state", "kompi", "dev", print) == []
+    assert sorted(repair(f"file://{tmp_path / 'state'}", "kompi", "dev", print)) == sorted([lock, checkpoint])
