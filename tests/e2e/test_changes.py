@@ -5,7 +5,9 @@ from __future__ import annotations
 import datetime
 from typing import Any
 
+from kompi_components.kube.api import pod_selector
 from kompi_components.kube.conditions import is_ready
+from kompi_components.kube.rollout import REVISION_LABEL
 from tests.e2e.live import Kubectl, pods_ready, wait_until
 from tests.e2e.project import Project, assert_live_equals_render
 
@@ -24,9 +26,8 @@ def rolled_out(kubectl: Kubectl, project: Project, role: str) -> bool:
     OnDelete StatefulSet never moves status.currentRevision, so `kubectl rollout status` cannot say)."""
     found = statefulset(kubectl, project, role)
     revision, replicas = found["status"].get("updateRevision"), found["spec"]["replicas"]
-    selector = ",".join(f"{key}={value}" for key, value in found["spec"]["selector"]["matchLabels"].items())
-    pods = kubectl.items("pods", found["metadata"]["namespace"], selector)
-    on_revision = [pod for pod in pods if pod["metadata"]["labels"].get("controller-revision-hash") == revision]
+    pods = kubectl.items("pods", found["metadata"]["namespace"], pod_selector(found))
+    on_revision = [pod for pod in pods if pod["metadata"]["labels"].get(REVISION_LABEL) == revision]
     return len(pods) == len(on_revision) == replicas and all(is_ready(pod) for pod in pods)
 
 
