@@ -53,7 +53,7 @@ def remove_torn_attrs(backend_url: str, project: str, stack: str, log: Callable[
     if pulumi_dir is None:
         return []
     sidecars = [
-        *(pulumi_dir / "stacks" / project).glob(f"{stack}.*.attrs"),
+        *(pulumi_dir / "stacks" / project).glob(f"{stack}.json*.attrs"),  # (not those of a stack "dev.x")
         *(pulumi_dir / "history" / project / stack).glob("*.attrs"),
     ]
     removed = []

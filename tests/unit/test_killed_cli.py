@@ -94,6 +94,8 @@ def test_a_torn_metadata_file_of_the_stack_is_removed_and_whole_ones_kept(tmp_pa
     checkpoint.write_text("")  # truncated, not yet written: what a SIGKILL at that instant leaves
     backup.write_text(whole)
     other.write_text("")  # another stack's: not this operation's to touch
+    dotted = other.with_name("dev.staging.json.attrs")  # another stack whose name starts as this one's
+    dotted.write_text("")
     history = tmp_path / "state" / ".pulumi" / "history" / "kompi" / "dev" / "dev-1.checkpoint.json.attrs"
     history.parent.mkdir(parents=True)
     history.write_text('{"user.content_type": "appl')  # cut mid-write
@@ -101,6 +103,7 @@ def test_a_torn_metadata_file_of_the_stack_is_removed_and_whole_ones_kept(tmp_pa
     removed = remove_torn_attrs(f"file://{tmp_path / 'state'}", "kompi", "dev", said.append)
     assert sorted(removed) == sorted([checkpoint, history])
     assert not checkpoint.exists() and not history.exists() and backup.read_text() == whole and other.exists()
+    assert dotted.exists()
     assert "removed the torn metadata file dev.json.attrs of stack dev (a CLI killed while writing it)" in said
 
 
