@@ -162,8 +162,9 @@ def _wait_until_jobs_can_run(config: KompiConfig, kubectl: Kubectl | None) -> No
     wait_until_jobs_can_run(config, kubectl, say)
 
 
-# The last line of a Python traceback, as Pulumi prints a dynamic resource's failure (kompi's rollout step,
-# its data guard): "kompi_components.components.data_guard.DataLossError: refused: ...".
+# What a dynamic resource of kompi's raised (its rollout step, its data guard): "error: DataLossError: refused:
+# ..." since kompi's providers report their own failures in one line (components/dynamic_provider.py), or the
+# last line of a Python traceback ("kompi_components.components.data_guard.DataLossError: refused: ...").
 _RAISED = re.compile(r"^(?P<type>[A-Za-z_][\w.]*(?:Error|Exception)): (?P<message>.+)$")
 # Raised after the cause, by a program whose engine shut down on it: never the line to show.
 _CONSEQUENCES = ("grpc.",)
@@ -176,7 +177,7 @@ def last_error_line(failure: Exception) -> str:
     raised = [
         match.group("message")
         for line in lines
-        if (match := _RAISED.match(line)) and not match.group("type").startswith(_CONSEQUENCES)
+        if (match := _RAISED.match(line.removeprefix("error: "))) and not match.group("type").startswith(_CONSEQUENCES)
     ]
     reasons = [line.removeprefix("* ") for line in lines if line.startswith("* ")]
     errors = [line for line in lines if line.startswith("error:") and "update failed" not in line]

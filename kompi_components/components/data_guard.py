@@ -16,6 +16,8 @@ from typing import Any
 import pulumi
 import pulumi.dynamic
 
+from kompi_components.components.dynamic_provider import KompiProvider
+from kompi_components.errors import KompiError
 from kompi_components.impact.classify import REPLACED_WHEN_CHANGED, get_path, holds_claims
 from kompi_components.manifests.meta import KubeObject
 
@@ -51,11 +53,11 @@ def losses(old: dict[str, dict[str, Any]], new: dict[str, dict[str, Any]]) -> li
     return found
 
 
-class DataLossError(Exception):
+class DataLossError(KompiError):
     """Raised by the guard's diff: the change deletes claims and the stack does not allow it."""
 
 
-class _Provider(pulumi.dynamic.ResourceProvider):
+class _Provider(KompiProvider):
     def create(self, props: dict[str, Any]) -> pulumi.dynamic.CreateResult:
         return pulumi.dynamic.CreateResult("data-guard", {"claims": props["claims"]})
 

@@ -20,7 +20,9 @@ import pulumi
 import pulumi.dynamic
 from kubernetes import client
 
+from kompi_components.components.dynamic_provider import KompiProvider
 from kompi_components.components.rollout import ACCESS, access_of
+from kompi_components.errors import KompiError
 from kompi_components.kube.access import ClusterAccess
 from kompi_components.kube.workloads import delete_workload
 from kompi_components.manifests.queue import GROUP_LABEL
@@ -35,14 +37,14 @@ def release(custom: client.CustomObjectsApi, core: client.CoreV1Api, namespace: 
     deadline = time.monotonic() + GONE_TIMEOUT_SECONDS
     while core.list_namespaced_pod(namespace, label_selector=f"{GROUP_LABEL}={group}").items:
         if time.monotonic() > deadline:
-            raise RuntimeError(
+            raise KompiError(
                 f"pods of Kueue pod group {namespace}/{group} still there {GONE_TIMEOUT_SECONDS:.0f} s after its "
                 f"Workload was deleted: is Kueue running? (kubectl -n {namespace} get pods -l {GROUP_LABEL}={group})"
             )
         time.sleep(1.0)
 
 
-class _Provider(pulumi.dynamic.ResourceProvider):
+class _Provider(KompiProvider):
     def create(self, props: dict[str, Any]) -> pulumi.dynamic.CreateResult:
         return pulumi.dynamic.CreateResult(f"{props['namespace']}/{props['group']}", props)
 

@@ -19,10 +19,12 @@ import pulumi.dynamic
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
+from kompi_components.components.dynamic_provider import KompiProvider
+from kompi_components.errors import KompiError
 from kompi_components.kube.access import ClusterAccess
 from kompi_components.kube.api import ApiNotAnswering, JsonApi
 from kompi_components.kube.release import release_pods_on_lost_nodes
-from kompi_components.kube.rollout import GIVE_UP_SECONDS, Rollout, RolloutError, hand_over
+from kompi_components.kube.rollout import GIVE_UP_SECONDS, Rollout, hand_over
 from kompi_components.manifests.meta import Manifest
 
 # What a new value of makes the resource act (its other inputs only say where and how).
@@ -37,7 +39,7 @@ def template_digest(template: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(template, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
-class _Provider(pulumi.dynamic.ResourceProvider):
+class _Provider(KompiProvider):
     def create(self, props: dict[str, Any]) -> pulumi.dynamic.CreateResult:
         return pulumi.dynamic.CreateResult(f"{props['namespace']}/{props['statefulset']}", _roll(props))
 
@@ -78,10 +80,7 @@ def _roll(props: dict[str, Any]) -> dict[str, Any]:
         give_up_seconds=float(props["stuckPodTimeoutSeconds"]),
     )
     api = access_of(props).api_client()
-    try:
-        deleted = rollout.run(client.AppsV1Api(api), client.CoreV1Api(api), client.CustomObjectsApi(api))
-    except RolloutError as error:
-        raise RuntimeError(str(error)) from None
+    deleted = rollout.run(client.AppsV1Api(api), client.CoreV1Api(api), client.CustomObjectsApi(api))
     # The outputs are what the next diff compares, and what the delete needs.
     return {key: props[key] for key in TRACKED + ACCESS} | {"podsReplaced": deleted}
 
@@ -123,7 +122,7 @@ class StatefulSetRollout(pulumi.dynamic.Resource):
         super().__init__(_Provider(), name, props, pulumi.ResourceOptions.merge(opts, depends))
 
 
-class _HandoverProvider(pulumi.dynamic.ResourceProvider):
+class _HandoverProvider(KompiProvider):
     def create(self, props: dict[str, Any]) -> pulumi.dynamic.CreateResult:
         return pulumi.dynamic.CreateResult(f"{props['namespace']}/{props['statefulset']}", _hand_over(props))
 
@@ -147,12 +146,12 @@ def _hand_over(props: dict[str, Any]) -> dict[str, Any]:
     try:
         hand_over(client.AppsV1Api(api), props["namespace"], props["statefulset"], props["wanted"], calls)
     except ApiException as error:
-        raise RuntimeError(
+        raise KompiError(
             f"StatefulSet {props['namespace']}/{props['statefulset']}: cannot set its updateStrategy: "
             f"{error.status} {error.reason}"
         ) from None
     except ApiNotAnswering as error:
-        raise RuntimeError(f"StatefulSet {props['namespace']}/{props['statefulset']}: {error}") from None
+        raise KompiError(f"StatefulSet {props['namespace']}/{props['statefulset']}: {error}") from None
     return handover_outputs(props)
 
 

@@ -25,6 +25,7 @@ from typing import Any
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
+from kompi_components.errors import KompiError
 from kompi_components.kube import admission, stuck
 from kompi_components.kube.api import UNREADABLE, ApiNotAnswering, JsonApi, pod_selector, read_node
 from kompi_components.kube.conditions import is_ready
@@ -47,7 +48,7 @@ def _to_stderr(line: str) -> None:
     print(f"[kompi] {line}", file=sys.stderr, flush=True)
 
 
-class RolloutError(RuntimeError):
+class RolloutError(KompiError):
     """The StatefulSet's pods did not all become Ready on the current template in time."""
 
 

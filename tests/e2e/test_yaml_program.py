@@ -94,3 +94,19 @@ def test_a_bad_value_stops_up_with_the_config_line(cli: PulumiCli, cluster: Loca
     assert result.returncode != 0
     assert "invalid config kompi:workers = -1: expected a number >= 0" in result.stdout
     assert [r["type"] for r in cli.resources() if r["type"].startswith("kubernetes:core")] == []
+
+
+def test_pods_that_cannot_start_fail_up_with_kompi_line_not_a_traceback(cli: PulumiCli, cluster: LocalCluster) -> None:
+    """The rollout step runs in Pulumi's own dynamic provider process, which reports a failure as a Python
+    traceback unless kompi's provider makes its own failures one line (components/dynamic_provider.py)."""
+    program = cli.project / "Pulumi.yaml"
+    unschedulable = "workerPod:\n        nodeSelector: {kompi.test/nowhere: 'true'}\n"
+    text = program.read_text().replace("workerPod:\n", unschedulable)
+    program.write_text(text.replace("      workers: 2\n", "      workers: 2\n      stuckPodTimeoutSeconds: 10\n"))
+    cli.run("stack", "init", "dev")
+    cli.run("config", "set", "kubeconfig", str(cluster.kubeconfig))
+    result = cli.run("up", "--yes", check=False)
+    printed = result.stdout + result.stderr
+    assert result.returncode != 0, printed[-3000:]
+    assert "RolloutError: StatefulSet train-worker: 2 of 2 pods cannot start" in printed, printed[-3000:]
+    assert "Traceback" not in printed, printed[-3000:]

@@ -109,5 +109,9 @@ def test_the_last_error_line_is_what_kompis_own_step_raised() -> None:
         ]
     )
     assert last_error_line(RuntimeError(diagnostics)) == "refused: this change deletes claims"
+    one_line = (
+        "  pulumi-python:dynamic:Resource (kompi-dev-data-guard):\n    error: DataLossError: refused: this change"
+    )
+    assert last_error_line(RuntimeError(f"{one_line}\nerror: update failed")) == "refused: this change"
     job = "  * [DeadlineExceeded] Job was active longer than specified deadline\nerror: update failed"
     assert last_error_line(RuntimeError(job)) == "[DeadlineExceeded] Job was active longer than specified deadline"
