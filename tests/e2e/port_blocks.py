@@ -3,16 +3,23 @@
 Clusters alive at the same time must not share ports: the session's real-node cluster and a gang
 test's cluster once both took ``Ports.shifted(2000)``, and the gang test failed on a port in use.
 Every default port differs from the others modulo 1000, so distinct offsets never collide.
-KOMPI_TEST_PORT_SHIFT (a multiple of 100 below 1000) moves every block, so that two test sessions can
-run on one machine at once (e.g. two developers' checkouts).
+KOMPI_TEST_PORT_SHIFT (0 or 500) moves every block, so that two test sessions can run on one machine at
+once (e.g. two developers' checkouts), and each pytest-xdist worker of a session adds 100 times its
+number (bin/test runs the kwok tests on two workers): tests/unit/test_port_blocks.py proves the four
+shifts 0, 100, 500 and 600 apart; a third worker's 200 would meet a port of the second session's.
 """
 
 from __future__ import annotations
 
 import enum
 import os
+import re
+from collections.abc import Mapping
 
 from kompi_engine.ports import Ports
+
+SESSION_SHIFTS = (0, 500)
+WORKERS = 2  # pytest-xdist workers per session, each with blocks of its own
 
 
 @enum.unique  # a block named twice is an import error, not a flaky test
@@ -39,4 +46,16 @@ class PortBlock(enum.IntEnum):
 
     @property
     def ports(self) -> Ports:
-        return Ports.shifted(self.value + int(os.environ.get("KOMPI_TEST_PORT_SHIFT", "0")))
+        return Ports.shifted(self.value + shift(os.environ))
+
+
+def shift(environment: Mapping[str, str]) -> int:
+    """The session's shift plus the pytest-xdist worker's (gw0: 0, gw1: 100); anything else is refused."""
+    session = int(environment.get("KOMPI_TEST_PORT_SHIFT") or 0)
+    if session not in SESSION_SHIFTS:
+        raise ValueError(f"KOMPI_TEST_PORT_SHIFT={session}: expected one of {SESSION_SHIFTS}")
+    worker = environment.get("PYTEST_XDIST_WORKER", "gw0")
+    number = re.fullmatch(r"gw(\d+)", worker)
+    if number is None or int(number[1]) >= WORKERS:
+        raise ValueError(f"pytest-xdist worker {worker}: at most {WORKERS} workers (-n {WORKERS}) have port blocks")
+    return session + 100 * int(number[1])

@@ -3,14 +3,23 @@ with each other or with a user's own `kompi local up`."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import astuple
+
+import pytest
 
 from kompi_engine.ports import Ports
 from kompi_engine.real_node import MAX_NODES, NodeAddresses
-from tests.e2e.port_blocks import PortBlock
+from tests.e2e.port_blocks import SESSION_SHIFTS, WORKERS, PortBlock, shift
 
-# a user's cluster, the test session's blocks, and a second session's (KOMPI_TEST_PORT_SHIFT=500)
-CLUSTERS = [Ports(), *(Ports.shifted(block.value + shift) for shift in (0, 500) for block in PortBlock)]
+# a user's cluster, and the blocks of two test sessions (KOMPI_TEST_PORT_SHIFT 0 and 500), each with two
+# pytest-xdist workers
+SHIFTS = [
+    shift({"KOMPI_TEST_PORT_SHIFT": str(s), "PYTEST_XDIST_WORKER": f"gw{w}"})
+    for s in SESSION_SHIFTS
+    for w in range(WORKERS)
+]
+CLUSTERS = [Ports(), *(Ports.shifted(block.value + s) for s in SHIFTS for block in PortBlock)]
 
 
 def _repeated(values: list[object]) -> list[object]:
@@ -41,3 +50,20 @@ def test_no_two_real_nodes_share_an_address_or_a_namespace() -> None:
     links = [NodeAddresses.fabric_for(ports.apiserver).netns for ports in CLUSTERS]
     assert not _repeated(links) and not set(links) & {node.netns for node in nodes}
     assert nodes[0].kubelet_port == 10250  # a user's node: the kubelet's usual port
+
+
+def test_each_worker_of_each_session_has_blocks_of_its_own() -> None:
+    assert SHIFTS == [0, 100, 500, 600]
+    assert shift({}) == 0  # one process, no xdist
+
+
+@pytest.mark.parametrize(
+    ("environment", "refused"),
+    [
+        ({"PYTEST_XDIST_WORKER": "gw2"}, "pytest-xdist worker gw2: at most 2 workers"),
+        ({"KOMPI_TEST_PORT_SHIFT": "200"}, "KOMPI_TEST_PORT_SHIFT=200: expected one of (0, 500)"),
+    ],
+)
+def test_a_shift_whose_blocks_could_meet_another_is_refused(environment: dict[str, str], refused: str) -> None:
+    with pytest.raises(ValueError, match=re.escape(refused)):
+        shift(environment)
