@@ -139,11 +139,23 @@ def load_checkpoint(directory: Path | None, place: Place) -> dict | None:
     return state[0]
 
 
+def _fsync(path: Path) -> None:
+    descriptor = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)
+
+
 def save_atomically(path: Path, write: object) -> None:
-    """Write through a temporary file and rename it, so a run killed mid-write leaves the last good file."""
+    """Write through a temporary file and rename it, so a run killed mid-write leaves the last good file; the new
+    file's data reaches the disk before the rename and the directory's entry after it, so a node that loses power
+    keeps the last good file too (a rename alone may reach the disk before the data it names)."""
     temporary = path.with_name(path.name + ".tmp")
     write(temporary)  # type: ignore[operator]
+    _fsync(temporary)
     os.replace(temporary, path)
+    _fsync(path.parent)
 
 
 def main(argv: list[str] | None = None) -> int:
