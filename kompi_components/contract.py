@@ -69,6 +69,9 @@ ENV_SERVICE_DOMAIN = "KOMPI_SERVICE_DOMAIN"  # <service>.<namespace>.svc.<cluste
 ENV_WORKER_PREFIX = "KOMPI_WORKER_PREFIX"  # worker pod names are <prefix>-<ordinal>
 ENV_HOSTFILE = "KOMPI_HOSTFILE"
 ENV_MASTER_SLOTS = "KOMPI_MASTER_SLOTS"  # set on a master that is a compute node too
+# kompi:hostNetwork.mpiInterfaces on a host-network pod, for PyTorch: images/training/kompi_torch.py repeats the
+# name (tests/images/test_kompi_torch.py holds the two equal) and takes rank 0's address and gloo's interface from it.
+ENV_MPI_INTERFACES = "KOMPI_MPI_INTERFACES"
 
 
 def as_env_lines() -> list[str]:

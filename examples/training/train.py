@@ -39,6 +39,7 @@ from torch.utils.data.distributed import DistributedSampler
 HEADER = f"{'epoch':>5} {'train/loss':>11} {'train/acc':>10} {'test/loss':>10} {'test/acc':>9} {'time/s':>7}"
 ROW = "{:>5} {:>11.6f} {:>10.4f} {:>10.6f} {:>9.4f} {:>7.2f}"
 CHECKPOINT = "checkpoint.pt"
+LEARNING_RATE = 0.05
 RESULT = "result.json"
 
 
@@ -46,7 +47,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--epochs", type=int, default=20, help="train until this epoch (default 20)")
     parser.add_argument("--batch-size", type=int, default=32, help="samples per rank and step (default 32)")
-    parser.add_argument("--lr", type=float, default=0.05, help="SGD learning rate (default 0.05)")
+    parser.add_argument(
+        "--lr", type=float, help=f"SGD learning rate (default {LEARNING_RATE}; resumed: the checkpoint's)"
+    )
     parser.add_argument("--seed", type=int, default=0, help="weights, split and data order (default 0)")
     parser.add_argument("--threads", type=int, default=1, help="CPU threads per rank (default 1)")
     parser.add_argument("--checkpoint-dir", type=Path, help="checkpoint after every epoch, resume from it")
@@ -139,11 +142,35 @@ def load_checkpoint(directory: Path | None, place: Place) -> dict | None:
     return state[0]
 
 
+def _fsync(path: Path) -> None:
+    descriptor = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)
+
+
 def save_atomically(path: Path, write: object) -> None:
-    """Write through a temporary file and rename it, so a run killed mid-write leaves the last good file."""
+    """Write through a temporary file and rename it, so a run killed mid-write leaves the last good file; the new
+    file's data reaches the disk before the rename and the directory's entry after it, so a node that loses power
+    keeps the last good file too (a rename alone may reach the disk before the data it names)."""
     temporary = path.with_name(path.name + ".tmp")
     write(temporary)  # type: ignore[operator]
+    _fsync(temporary)
     os.replace(temporary, path)
+    _fsync(path.parent)
+
+
+def learning_rate(given: float | None, checkpoint: dict | None) -> tuple[float, str | None]:
+    """The rate to train at and, when --lr changes a resumed run's rate, a line that says so. --lr wins: it is
+    the run's latest word (lowering the rate to go on from a checkpoint is common); without it a resumed run goes
+    on at its checkpoint's rate, as the interrupted run would have."""
+    if checkpoint is None:
+        return (LEARNING_RATE if given is None else given), None
+    saved = checkpoint["optimizer"]["param_groups"][0]["lr"]
+    if given is None or given == saved:
+        return saved, None
+    return given, f"learning rate {given} (--lr), not the checkpoint's {saved}"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -160,7 +187,7 @@ def main(argv: list[str] | None = None) -> int:
     train_loader = DataLoader(train_set, batch_size=args.batch_size, sampler=sampler)
     test_loader = DataLoader(test_set, batch_size=256)
     net = model().to(place.device)
-    optimizer = torch.optim.SGD(net.parameters(), lr=args.lr, momentum=0.9)
+    optimizer = torch.optim.SGD(net.parameters(), lr=LEARNING_RATE, momentum=0.9)  # the rate: learning_rate
 
     start_epoch, train_loss = 0, float("nan")
     if args.checkpoint_dir is not None and place.rank == 0:
@@ -168,9 +195,14 @@ def main(argv: list[str] | None = None) -> int:
     checkpoint = load_checkpoint(args.checkpoint_dir, place)
     if checkpoint is not None:
         net.load_state_dict(checkpoint["model"])
-        optimizer.load_state_dict(checkpoint["optimizer"])
+        optimizer.load_state_dict(checkpoint["optimizer"])  # the checkpoint's rate, which --lr may change
         start_epoch, train_loss = checkpoint["epoch"], checkpoint["train_loss"]
         say(f"resumed from {args.checkpoint_dir / CHECKPOINT} after epoch {start_epoch}")
+    rate, changed = learning_rate(args.lr, checkpoint)
+    for group in optimizer.param_groups:
+        group["lr"] = rate
+    if changed:
+        say(changed)
     net = DistributedDataParallel(net)  # broadcasts rank 0's weights to every rank
     hosts: list[str | None] = [None] * place.world_size
     dist.all_gather_object(hosts, socket.gethostname())

@@ -50,9 +50,10 @@ kompi_sshd_config_path() { printf '%s/.ssh/sshd_config\n' "$HOME"; }
 
 # The container's environment that ssh sessions (and so the MPI daemons and ranks they start) must
 # see as well: sshd gives sessions a fresh environment, which would lose the image's PATH and the
-# pod's NCCL/CUDA/UCX/MCA/KOMPI settings. One SetEnv line (sshd uses only the first); values with
-# quotes or backslashes are left out rather than mangled.
-kompi_session_env_pattern='^(PATH|LD_LIBRARY_PATH|(KOMPI|NCCL|CUDA|NVIDIA|UCX|OMPI_MCA|PRTE_MCA|PMIX_MCA)_[A-Za-z0-9_]*)$'
+# pod's NCCL/GLOO/CUDA/UCX/MCA/KOMPI settings and PyTorch's rendezvous (MASTER_ADDR, MASTER_PORT).
+# One SetEnv line (sshd uses only the first); values with quotes or backslashes are left out rather
+# than mangled.
+kompi_session_env_pattern='^(PATH|LD_LIBRARY_PATH|MASTER_ADDR|MASTER_PORT|(KOMPI|NCCL|GLOO|CUDA|NVIDIA|UCX|OMPI_MCA|PRTE_MCA|PMIX_MCA)_[A-Za-z0-9_]*)$'
 
 kompi_setenv_line() {
     local name value line=

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from kompi_components import contract
 from kompi_components.config.formats import INTERFACE_NAME
 from kompi_components.config.schema import KompiConfig
 from kompi_components.manifests.quantities import pod_requests
@@ -26,6 +27,11 @@ IF_INCLUDE = ("OMPI_MCA_btl_tcp_if_include", "OMPI_MCA_oob_tcp_if_include", "PRT
 # the exclusion NCCL applies itself when left to choose (^: any interface but loopback and docker bridges).
 NCCL_SOCKET_IFNAME = "NCCL_SOCKET_IFNAME"
 NCCL_ANY_BUT_LOCAL = "^lo,docker"
+# PyTorch's, on the node's network, where the host name may resolve to 127.0.1.1 (Debian's and Ubuntu's /etc/hosts,
+# which a host-network pod reads): kompi_torch takes rank 0's address and gloo's interface from the interfaces
+# (contract.ENV_MPI_INTERFACES). gloo itself takes GLOO_SOCKET_IFNAME as the pod has it, for torchrun or any other
+# launcher, but only as interface names that every node has (it uses each one): set for a single name only.
+GLOO_SOCKET_IFNAME = "GLOO_SOCKET_IFNAME"
 
 
 def _cpus_short(resources: Mapping[str, Any], slots: int) -> bool:
@@ -42,14 +48,19 @@ def oversubscribed(config: KompiConfig) -> bool:
 
 
 def interface_env(config: KompiConfig) -> dict[str, str]:
-    """kompi:hostNetwork.mpiInterfaces for Open MPI and NCCL; none on the pod network, where eth0 is right."""
+    """kompi:hostNetwork.mpiInterfaces for Open MPI, NCCL and PyTorch; none on the pod network, where eth0 is right."""
     interfaces = config.host_network.mpi_interfaces
     if not config.host_network.enabled or interfaces is None:
         return {}
-    named = all(INTERFACE_NAME.match(item) for item in interfaces.split(","))
-    return dict.fromkeys(IF_INCLUDE, interfaces) | {
+    items = interfaces.split(",")
+    named = all(INTERFACE_NAME.match(item) for item in items)
+    env = dict.fromkeys(IF_INCLUDE, interfaces) | {
         NCCL_SOCKET_IFNAME: f"={interfaces}" if named else NCCL_ANY_BUT_LOCAL
     }
+    env[contract.ENV_MPI_INTERFACES] = interfaces
+    if named and len(items) == 1:
+        env[GLOO_SOCKET_IFNAME] = interfaces
+    return env
 
 
 def mpi_env(config: KompiConfig) -> dict[str, str]:

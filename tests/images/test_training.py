@@ -4,17 +4,22 @@ exactly where an uninterrupted one does (and one started again once finished rep
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 
 import pytest
 
 from tests.images.cluster import render_cluster, running_cluster, write_hostfile
 from tests.images.conftest import TRAINING_FLAVORS
-from tests.images.podman import exec_in
+from tests.images.podman import exec_in, podman
 from tests.training_run import TRAIN_SCRIPT, TrainingRun, parse
 
 pytestmark = pytest.mark.containers
 EPOCHS = 12
+CHECKPOINT_RATE = (
+    "import torch; state = torch.load('/tmp/c/checkpoint.pt', weights_only=True); "
+    "print('checkpoint rate', state['optimizer']['param_groups'][0]['lr'])"
+)
 
 
 def train(master: str, *args: str) -> TrainingRun:
@@ -45,3 +50,28 @@ def test_two_workers_learn_the_digits_and_a_resumed_run_ends_as_an_uninterrupted
     # a finished run started again trains nothing and reports the checkpoint's model as it was
     assert (nothing_left.resumed_after, nothing_left.epochs) == (EPOCHS, [])
     assert nothing_left.final_line == whole.final_line
+
+
+def test_a_resumed_run_trains_at_the_learning_rate_its_command_line_gives(training_images: dict[str, str]) -> None:
+    """--lr on a resumed run is the rate it trains at, and it says so; without --lr the checkpoint's rate goes on.
+    A world of one in one container (no mpiexec): the checkpoint keeps the optimizer's rate, read back with torch."""
+    runs = " && ".join(
+        [
+            f"python3 {TRAIN_SCRIPT} --epochs 1 --lr 0.05 --checkpoint-dir /tmp/c",
+            "echo ---",
+            f"python3 {TRAIN_SCRIPT} --epochs 2 --lr 0.01 --checkpoint-dir /tmp/c",
+            f"python3 -c {shlex.quote(CHECKPOINT_RATE)}",
+            "echo ---",
+            f"python3 {TRAIN_SCRIPT} --epochs 3 --checkpoint-dir /tmp/c",
+            f"python3 -c {shlex.quote(CHECKPOINT_RATE)}",
+        ]
+    )
+    result = podman(
+        "run", "--rm", "--network", "none", "--entrypoint", "bash", training_images["ompi5-torch"], "-c", runs
+    )
+    first, lowered, kept = result.stdout.split("---\n")
+    assert "resumed" not in first
+    assert "learning rate 0.01 (--lr), not the checkpoint's 0.05" in lowered, lowered
+    assert lowered.rstrip().endswith("checkpoint rate 0.01"), lowered
+    assert "learning rate" not in kept and kept.rstrip().endswith("checkpoint rate 0.01"), kept
+    assert parse(kept).resumed_after == 2

@@ -31,6 +31,8 @@ INTERFACE_ENV = [
     {"name": "OMPI_MCA_oob_tcp_if_include", "value": INTERFACES},
     {"name": "PRTE_MCA_oob_tcp_if_include", "value": INTERFACES},
     {"name": "NCCL_SOCKET_IFNAME", "value": "^lo,docker"},  # a CIDR block among them: NCCL takes only names
+    # for PyTorch (kompi_torch): rank 0's address and gloo's interface; no GLOO_SOCKET_IFNAME, which takes one name
+    {"name": "KOMPI_MPI_INTERFACES", "value": INTERFACES},
 ]
 
 

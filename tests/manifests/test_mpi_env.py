@@ -44,3 +44,26 @@ def test_yield_when_cpus_below_slots(values: dict[str, object], yields: bool) ->
     assert len(envs) == 2
     for env in envs:  # the same on every pod: mpiexec forwards the master's to every rank
         assert (env.get(YIELD_WHEN_IDLE) == "1") is yields
+
+
+TORCH_NAMES = ("KOMPI_MPI_INTERFACES", "GLOO_SOCKET_IFNAME")
+
+
+@pytest.mark.parametrize(
+    ("interfaces", "expected"),
+    [
+        # one name is what gloo takes as it is; it would fail on a node that lacks one of several names, and
+        # takes no CIDR block: kompi_torch then picks, on each rank, the first interface that the list names
+        ("ens5", {"KOMPI_MPI_INTERFACES": "ens5", "GLOO_SOCKET_IFNAME": "ens5"}),
+        ("ens5,ib0", {"KOMPI_MPI_INTERFACES": "ens5,ib0"}),
+        ("10.0.0.0/16", {"KOMPI_MPI_INTERFACES": "10.0.0.0/16"}),
+    ],
+)
+def test_host_network_pods_tell_torch_the_mpi_interfaces(interfaces: str, expected: dict[str, str]) -> None:
+    """A host-network pod's host name may resolve to 127.0.1.1 (the node's /etc/hosts): rank 0's rendezvous
+    address and gloo's interface come from kompi:hostNetwork.mpiInterfaces instead."""
+    host_network = {"hostNetwork": {"enabled": True, "mpiInterfaces": interfaces}, "networkPolicy": {"enabled": False}}
+    for env in _env(host_network):
+        assert {name: env[name] for name in TORCH_NAMES if name in env} == expected
+    for env in _env({}):  # the pod network: the host name is the pod's address, and gloo finds eth0 by it
+        assert not set(TORCH_NAMES) & env.keys()
