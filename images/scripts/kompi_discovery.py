@@ -618,8 +618,9 @@ def wait(
     left DNS; the port is the SRV records' (the Service's ssh port).
     """
     deadline = time.monotonic() + timeout
-    # A worker missing from one answer is missing for kompi-wait: it waits for all of them at once.
-    discovery = Discovery(cluster, servers, misses_to_drop=1, expected=count)
+    # A worker missing from one answer is missing for kompi-wait: it waits for all of them at once. It asks
+    # about workers 0..count-1 only, so a cut answer needs no lookups past them (it sweeps 5 times a second).
+    discovery = Discovery(cluster, servers, misses_to_drop=1, limit=count, expected=count)
     answered: set[int] = set()  # sshd answered since the worker was last seen ready
     missing: dict[int, str] = {}
     with ThreadPoolExecutor(SSH_PROBES) as probes:

@@ -266,3 +266,12 @@ def test_wait_for_thousands_asks_each_sshd_until_it_answers_once(
         assert kd.wait(CLUSTER, 1500, 1, hostfile, servers=[server.server]) == 1
         err = capsys.readouterr().err
         assert "100 missing: big-worker-1400 (not in" in err and err.rstrip().endswith(" and 80 more")
+
+
+def test_kompi_wait_looks_up_only_the_workers_it_waits_for() -> None:
+    """kompi-wait sweeps 5 times a second: with a cut answer it asks about workers 0..N-1 and a block past them,
+    not every ordinal up to kompi's limit as the watcher does."""
+    with sshd_banner() as port, cluster_dns(port=port, tcp_limit=SMALL_TCP_LIMIT) as server:
+        publish(server, range(100))
+        assert kd.wait(CLUSTER, 100, 30, None, servers=[server.server]) == 0
+        assert server.queries < 2 * (1 + 100 + kd.PROBE_MARGIN)  # over UDP; at most a sweep or two
