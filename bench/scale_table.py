@@ -86,8 +86,10 @@ def main() -> None:
         objects = object_count(min(workers, MAX_WORKERS))
         hostfile = len(cluster.hostfile_text(range(workers)).encode())
         held, whole = srv_answer(cluster, workers)
-        # a whole answer: one SRV query; a cut one: the SRV query and every other worker by name, plus a margin
-        queries = 1 if held >= workers else 1 + (workers - held) + kd.PROBE_MARGIN
+        # a whole answer: one SRV query; a cut one: the SRV query and every other ordinal below kompi's limit
+        # by name, and a block past the highest ready worker where that block reaches past the limit
+        probed = max(workers, kd.WORKERS_LIMIT)
+        queries = 1 if held >= workers else 1 + (probed - held) + max(0, workers + kd.PROBE_MARGIN - probed)
         waves = math.ceil(workers / OPEN_MPI_RSH_CONCURRENT)
         print(
             f"{workers:7}  {objects:7}  {secrets:13}  {hostfile / 1024:12.1f}  {held:16}  {whole / 1024:16.1f}"

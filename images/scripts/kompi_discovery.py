@@ -14,9 +14,11 @@ Service, an SRV record of its named port (_ssh._tcp.<service domain>, target = t
 <hostname>.<service domain>) and the pod's own name; a pod that is not ready has neither.
 
 One SRV answer lists every ready worker while it fits in a DNS message (65,535 bytes over TCP: about
-1,100 workers from CoreDNS, which then drops the rest and sets the TC bit). A cut answer is never taken
-as the cluster: its records count as ready, and every other worker is looked up by its own name (one
-small query each, many in flight at once), from ordinal 0 up to 64 past the highest ready one. A worker
+800 to 1,100 workers from CoreDNS, which then drops the rest and sets the TC bit). A cut answer is never
+taken as the cluster: its records count as ready, and every other worker is looked up by its own name (one
+small query each, many in flight at once), every ordinal kompi allows (0 to 4,095), so that no block of
+workers that are not ready yet hides the ready ones above it; past that, block by block of 64 while the
+last block held a ready worker (a StatefulSet scaled by hand). A worker
 leaves the hostfile only when DNS has denied it in 3 sweeps in a row (the SRV answer and a lookup of
 its own name each time), so that a stray NXDOMAIN for a ready pod (coredns/coredns#6518, #6658) does not
 drop it; a query that times out is no answer at all and changes nothing. docs/scale.md has the sizes.
@@ -62,8 +64,14 @@ SA_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
 # few enough that a DNS server's socket buffer never overflows.
 LOOKUP_WINDOW = 128
 LOOKUP_ATTEMPTS = 3
-# With a cut SRV answer, ordinals are looked up to this far past the highest ready one (a StatefulSet's
-# pods are 0..N-1; a scale-up whose pods turn ready out of order is found block by block in one sweep).
+# kompi:workers' maximum (kompi_components/config/schema.py; tests/discovery/test_discovery_unit.py holds
+# the two equal). With a cut SRV answer every ordinal below it is looked up, whatever the highest ready one:
+# the master cannot know the worker count (its pod template leaves it out, so that a scale never restarts
+# the master; a ConfigMap mounted in its place would reach the pod up to a minute after a scale-up, and
+# in that minute a ready worker behind late ones would be missing). Costs a sweep about 4,096 queries
+# from the first cut answer on (docs/scale.md), the cost of the largest cluster.
+WORKERS_LIMIT = 4096
+# Past the limit, ordinals are looked up to this far past the highest ready one (found block by block).
 PROBE_MARGIN = 64
 # Sweeps in a row that must deny a listed worker before it leaves the hostfile.
 MISSES_TO_DROP = 3
@@ -421,8 +429,9 @@ class Discovery:
     """The ready workers as DNS reports them, kept from sweep to sweep.
 
     A worker joins the list at the first answer that says it is ready, and leaves it after
-    ``misses_to_drop`` sweeps in a row denied it. ``expected`` (kompi-wait's N) is looked up in full
-    when the SRV answer is cut, whatever the highest ready ordinal.
+    ``misses_to_drop`` sweeps in a row denied it. When the SRV answer is cut, ordinals 0 to
+    ``max(limit, expected) - 1`` are looked up (``expected``: kompi-wait's N), then block by block of
+    ``margin`` while the last block held a ready worker.
     """
 
     cluster: Cluster
@@ -430,6 +439,7 @@ class Discovery:
     timeout: float = QUERY_TIMEOUT
     misses_to_drop: int = MISSES_TO_DROP
     margin: int = PROBE_MARGIN
+    limit: int = WORKERS_LIMIT
     expected: int = 0
     listed: set[int] = field(default_factory=set)
     misses: dict[int, int] = field(default_factory=dict)
@@ -446,9 +456,9 @@ class Discovery:
             # Absent from a whole answer: asked again by name before it counts as a miss.
             looked_up = self._look_up(self.listed - set(records))
         else:
-            probed_to = max({*records, *self.listed, self.expected - 1}, default=-1) + self.margin
+            probed_to = max({*records, *self.listed, self.expected - 1, self.limit - 1})
             looked_up = self._look_up((self.listed | set(range(probed_to + 1))) - set(records))
-            while True:  # one more block while the last one held a ready worker
+            while True:  # one more block while the last margin held a ready worker
                 found = {ordinal for ordinal, lookup in looked_up.items() if lookup.exists}
                 reach = max({*records, *found}, default=-1) + self.margin
                 if reach <= probed_to:
@@ -561,6 +571,23 @@ def watch(discovery: Discovery, hostfile: Path, interval: float) -> None:
         time.sleep(max(0.0, pause - (time.monotonic() - began)))
 
 
+def once(discovery: Discovery) -> int:
+    """Print the hostfile of the workers ready now: exact, or nothing and 1 (a worker may be missing)."""
+    try:
+        listed = discovery.sweep()
+    except DnsError as error:
+        log(str(error))
+        return 1
+    unanswered = discovery.last.unanswered if discovery.last else set()
+    if unanswered:
+        whose = "worker's name" if len(unanswered) == 1 else "workers' names"
+        first = discovery.cluster.fqdn(min(unanswered))
+        log(f"no answer for {len(unanswered)} {whose} (first {first}): the hostfile could be short")
+        return 1
+    sys.stdout.write(discovery.cluster.hostfile_text(listed))
+    return 0
+
+
 def ssh_banner(host: str, port: int, timeout: float = 1.0) -> bool:
     try:
         with socket.create_connection((host, port), timeout=timeout) as sock:
@@ -591,8 +618,9 @@ def wait(
     left DNS; the port is the SRV records' (the Service's ssh port).
     """
     deadline = time.monotonic() + timeout
-    # A worker missing from one answer is missing for kompi-wait: it waits for all of them at once.
-    discovery = Discovery(cluster, servers, misses_to_drop=1, expected=count)
+    # A worker missing from one answer is missing for kompi-wait: it waits for all of them at once. It asks
+    # about workers 0..count-1 only, so a cut answer needs no lookups past them (it sweeps 5 times a second).
+    discovery = Discovery(cluster, servers, misses_to_drop=1, limit=count, expected=count)
     answered: set[int] = set()  # sshd answered since the worker was last seen ready
     missing: dict[int, str] = {}
     with ThreadPoolExecutor(SSH_PROBES) as probes:
@@ -675,11 +703,7 @@ def main(argv: Sequence[str]) -> int:
     if options.command == "watch":
         watch(Discovery(cluster), hostfile_path(), options.interval)
     elif options.command == "once":
-        try:
-            sys.stdout.write(cluster.hostfile_text(Discovery(cluster).sweep()))
-        except DnsError as error:
-            log(str(error))
-            return 1
+        return once(Discovery(cluster))
     elif options.command == "wait":
         hostfile = None if options.no_hostfile else hostfile_path()
         return wait(cluster, options.workers, options.timeout, hostfile)

@@ -19,8 +19,9 @@ import socketserver
 import struct
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 import dns.flags
 import dns.message
@@ -53,6 +54,7 @@ class Faults:
     deny: float = 0.0
     drop: float = 0.0
     drop_lookups: float = 0.0  # lookups of one name only (A queries)
+    lost_names: frozenset[str] = frozenset()  # names whose lookups are never answered
     max_denials_in_row: int = 0
     seed: int = 0
     denials: int = 0
@@ -106,12 +108,16 @@ class ClusterDns:
         dns_port: int = 53,
         tcp_limit: int = TCP_LIMIT,
         faults: Faults | None = None,
+        srv_order: Callable[[str], Any] = str,
     ) -> None:
         self.service_domain = service_domain.rstrip(".").lower()
         self.srv_name = f"_{port_name}._tcp.{self.service_domain}"
         self.port = port
         self.tcp_limit = tcp_limit
         self.faults = faults
+        # The order of the SRV records (a sort key of the FQDN; default: the names' own). No DNS server
+        # promises one, so a cut answer may hold any subset: tests pick the one that hides the most.
+        self.srv_order = srv_order
         self._pods: dict[str, str] = {}  # FQDN -> address of ready pods
         self._withdrawn: set[str] = set()  # pods once ready, not now: a whole SRV answer speaks for them
         self._record_cache: dict[tuple[dns.name.Name, str, str, int], tuple[dns.rrset.RRset, dns.rrset.RRset]] = {}
@@ -158,6 +164,8 @@ class ClusterDns:
         """The response to ``wire``, at most ``limit`` bytes (default: the client's UDP size); None: dropped."""
         request = dns.message.from_wire(wire)
         if self.faults is not None and self.faults.dropped(request.question[0].rdtype == dns.rdatatype.A):
+            return None
+        if self.faults is not None and request.question[0].name.to_text().rstrip(".").lower() in self.faults.lost_names:
             return None
         if limit is None:
             limit = max(512, request.payload) if request.edns >= 0 else 512
@@ -206,7 +214,7 @@ class ClusterDns:
                 wire = wire[:2] + struct.pack("!H", flags) + wire[4:]
             return wire, whole
 
-        fqdns = sorted(pods)
+        fqdns = sorted(pods, key=self.srv_order)
         wire, whole = render(fqdns)
         if whole:  # stray denials leave records out of a whole answer only
             if self.faults is not None:

@@ -22,6 +22,12 @@ from tests.discovery.module import kd
 DOMAIN = "big.hpc.svc.cluster.local"
 CLUSTER = kd.Cluster(DOMAIN, "big-worker", 1)
 SMALL_TCP_LIMIT = 2048  # about 40 workers per answer: the cut path without thousands of workers
+# About 800 workers per answer, as stock CoreDNS cuts with longer names (docs/scale.md); this server's short
+# names fit about 1,090 in 65,535 bytes.
+COREDNS_TCP_LIMIT = 48000
+# The fault tests' own ordinals (below 320): each lookup past them, up to kompi's 4,096, would only add a
+# lost query now and then, and a minute to the test.
+FAULT_LIMIT = 320
 TIMEOUT = 0.5  # per query (kompi's own); a Python server takes a while to build 1,500 records
 LOST = 0.1  # per query, where the test loses queries on purpose
 
@@ -68,12 +74,72 @@ def test_a_scale_up_far_past_the_answer_is_found_in_one_sweep() -> None:
         assert discovery.sweep() == {0, 1, 2}
         publish(server, range(3, 1000))  # 0..999 ready, an answer holds about 40
         assert discovery.sweep() == set(range(1000))
-        # more than 64 past every ready worker (and past the cut answer, which holds names from 0 to 13x
-        # in this server's order): found once the workers below it are
+        # far past every ready worker, behind 900 that are not ready yet: found in the same sweep
         server.publish(CLUSTER.fqdn(1900), "127.0.0.1")
-        assert 1900 not in discovery.sweep()
+        assert discovery.sweep() == set(range(1000)) | {1900}
         publish(server, range(1000, 1900))
         assert discovery.sweep() == set(range(1901))
+
+
+def ordinal_of(fqdn: str) -> int:
+    return int(fqdn.split(".")[0].rsplit("-", 1)[1])
+
+
+# The issue's sizes: 1,800 workers with 900-1199 not ready; 4,096 with two separate blocks of 200 not ready.
+LATE_BLOCKS = [(1800, [range(900, 1200)]), (4096, [range(1000, 1200), range(2600, 2800)])]
+
+
+@pytest.mark.parametrize(("workers", "blocks"), LATE_BLOCKS, ids=["1800", "4096"])
+def test_ready_workers_above_a_block_of_late_ones_are_found(workers: int, blocks: list[range]) -> None:
+    """A server that lists the lowest ordinals first (no server promises an order) cuts its answer below the
+    block: every ready worker above it is found all the same, and a late one within a sweep of turning ready."""
+    late = {ordinal for block in blocks for ordinal in block}
+    ready = set(range(workers)) - late
+    with cluster_dns(tcp_limit=COREDNS_TCP_LIMIT, srv_order=ordinal_of) as server:
+        publish(server, ready)
+        answer = kd.query_srv(CLUSTER.srv_name, [server.server])
+        assert max(CLUSTER.ready_workers(answer.records)) < min(late)  # the cut hides everything above the block
+        discovery = kd.Discovery(CLUSTER, [server.server], TIMEOUT)
+        listed = discovery.sweep()
+        assert listed == ready, f"{len(listed)} of {len(ready)} ready workers listed"
+        for block in blocks:  # a late worker of each block turns ready: the next sweep lists it
+            publish(server, [block[-1]])
+        assert discovery.sweep() == ready | {block[-1] for block in blocks}
+
+
+def discover_once(server: ClusterDns, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> int:
+    """`kompi-discover once` as the master runs it, its resolv.conf naming ``server``."""
+    resolv_conf = tmp_path / "resolv.conf"
+    resolv_conf.write_text(f"nameserver {server.server[0]}\n")
+    monkeypatch.setattr(kd, "DNS_PORT", server.server[1])
+    monkeypatch.setenv("KOMPI_RESOLV_CONF", str(resolv_conf))
+    monkeypatch.setenv("KOMPI_SERVICE_DOMAIN", DOMAIN)
+    monkeypatch.setenv("KOMPI_WORKER_PREFIX", CLUSTER.worker_prefix)
+    return int(kd.main(["kompi-discover", "once"]))
+
+
+def test_discover_once_is_exact_behind_a_block_of_late_workers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ready = set(range(1900)) - set(range(1000, 1100))  # the issue's trial: 1,900 ready, 1000-1099 not
+    with cluster_dns(tcp_limit=COREDNS_TCP_LIMIT, srv_order=ordinal_of) as server:
+        publish(server, ready)
+        assert discover_once(server, tmp_path, monkeypatch) == 0
+    out = capsys.readouterr().out
+    assert out.count("\n") == len(ready), f"exit 0 with {out.count(chr(10))} of {len(ready)} ready workers"
+    assert out == CLUSTER.hostfile_text(ready)
+
+
+def test_discover_once_fails_when_a_worker_gets_no_answer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A cut answer and one name DNS never answers: the hostfile might be short, so no hostfile and exit 1."""
+    with cluster_dns(faults=Faults(lost_names=frozenset({CLUSTER.fqdn(1500)}))) as server:
+        publish(server, range(1499))
+        assert discover_once(server, tmp_path, monkeypatch) == 1
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert "no answer for 1 worker's name" in err and err.count("\n") == 1
 
 
 @pytest.mark.parametrize("tcp_limit", [65535, SMALL_TCP_LIMIT], ids=["whole", "cut"])
@@ -104,7 +170,7 @@ def test_stray_denials_and_lost_queries_never_drop_a_ready_worker(tcp_limit: int
     with cluster_dns(tcp_limit=tcp_limit, faults=faults) as server:
         ready = set(range(300))
         publish(server, ready)
-        discovery = kd.Discovery(CLUSTER, [server.server], LOST)
+        discovery = kd.Discovery(CLUSTER, [server.server], LOST, limit=FAULT_LIMIT)
         gone_since: dict[int, int] = {}  # ordinal -> sweeps that answered for it since it turned not ready
         unseen: set[int] = set()  # workers whose answers the last sweep did not read (lost or too late)
         for sweep in range(30):
@@ -150,7 +216,7 @@ def test_lookups_without_an_answer_change_nothing() -> None:
     assert lost == {CLUSTER.fqdn(5): kd.Lookup(None)}
     with cluster_dns(tcp_limit=SMALL_TCP_LIMIT) as server:
         publish(server, range(100))
-        discovery = kd.Discovery(CLUSTER, [server.server], LOST)
+        discovery = kd.Discovery(CLUSTER, [server.server], LOST, limit=FAULT_LIMIT)
         assert discovery.sweep() == set(range(100))
         for ordinal in range(50, 100):
             server.withdraw(CLUSTER.fqdn(ordinal))
@@ -200,3 +266,12 @@ def test_wait_for_thousands_asks_each_sshd_until_it_answers_once(
         assert kd.wait(CLUSTER, 1500, 1, hostfile, servers=[server.server]) == 1
         err = capsys.readouterr().err
         assert "100 missing: big-worker-1400 (not in" in err and err.rstrip().endswith(" and 80 more")
+
+
+def test_kompi_wait_looks_up_only_the_workers_it_waits_for() -> None:
+    """kompi-wait sweeps 5 times a second: with a cut answer it asks about workers 0..N-1 and a block past them,
+    not every ordinal up to kompi's limit as the watcher does."""
+    with sshd_banner() as port, cluster_dns(port=port, tcp_limit=SMALL_TCP_LIMIT) as server:
+        publish(server, range(100))
+        assert kd.wait(CLUSTER, 100, 30, None, servers=[server.server]) == 0
+        assert server.queries < 2 * (1 + 100 + kd.PROBE_MARGIN)  # over UDP; at most a sweep or two

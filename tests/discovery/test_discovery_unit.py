@@ -11,7 +11,9 @@ import dns.message
 import dns.rdatatype
 import dns.rrset
 import pytest
+from annotated_types import Le
 
+from kompi_components.config.schema import KompiConfig
 from tests.discovery.module import kd
 
 CLUSTER = kd.Cluster("mpi.hpc.svc.cluster.local", "mpi-worker", 2)
@@ -118,3 +120,10 @@ def test_a_computing_master_comes_first_with_its_slots(monkeypatch: pytest.Monke
     )
     monkeypatch.delenv("KOMPI_MASTER_SLOTS")
     assert kd.Cluster.from_env().hostfile_text([0]) == "mpi-worker-0.mpi.hpc.svc.cluster.local slots=2\n"
+
+
+def test_a_cut_answer_is_looked_up_to_kompis_worker_limit() -> None:
+    """kompi_discovery cannot import kompi_components (a standard-library script in the image): the limit it
+    looks up to with a cut answer is held equal to kompi:workers' maximum here."""
+    (maximum,) = [item.le for item in KompiConfig.model_fields["workers"].metadata if isinstance(item, Le)]
+    assert maximum == kd.WORKERS_LIMIT

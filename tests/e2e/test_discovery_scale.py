@@ -1,7 +1,9 @@
-"""The hostfile at 1,500 and 4,096 workers, from a stock CoreDNS (``cache 30``) over the local API server.
+"""The hostfile at 1,500 to 4,096 workers, from a stock CoreDNS (``cache 30``) over the local API server.
 
-One SRV answer from CoreDNS holds about 1,100 workers; before kompi looked the rest up by name, the
-hostfile listed 1,203 of 1,500 workers and 1,193 of 4,096, and `kompi-discover once` exited 0.
+One SRV answer from CoreDNS holds about 800 to 1,100 workers; before kompi looked the rest up by name, the
+hostfile listed 1,203 of 1,500 workers and 1,193 of 4,096, and `kompi-discover once` exited 0. Before it
+looked up every ordinal below its limit (issue #44), a block of 65 or more workers that were not ready could
+hide every ready one above it, depending on which records CoreDNS put in the cut answer.
 """
 
 from __future__ import annotations
@@ -9,7 +11,8 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -26,27 +29,53 @@ pytestmark = pytest.mark.e2e
 
 @pytest.fixture(scope="module")
 def coredns(cluster: LocalCluster, tmp_path_factory: pytest.TempPathFactory) -> Iterator[StockDns]:
-    with stock_coredns(cluster.bin / COREDNS, cluster.kubeconfig, "127.0.53.1", tmp_path_factory.mktemp("dns")) as dns:
+    # port 53 of an address of its own: a second test session (KOMPI_TEST_PORT_SHIFT) gets another one
+    address = f"127.0.53.{1 + int(os.environ.get('KOMPI_TEST_PORT_SHIFT', '0')) // 100}"
+    with stock_coredns(cluster.bin / COREDNS, cluster.kubeconfig, address, tmp_path_factory.mktemp("dns")) as dns:
         yield dns
 
 
-def discover_once(dns: StockDns, workers: Workers) -> subprocess.CompletedProcess[str]:
-    """`kompi-discover once` as the master runs it, its resolv.conf naming the stock CoreDNS."""
-    env = {
+def discovery_env(dns: StockDns, workers: Workers) -> dict[str, str]:
+    """The master's environment for kompi-discover, its resolv.conf naming the stock CoreDNS."""
+    return {
         **os.environ,
         "KOMPI_SERVICE_DOMAIN": workers.cluster.service_domain,
         "KOMPI_WORKER_PREFIX": workers.prefix,
         "KOMPI_RESOLV_CONF": str(dns.resolv_conf),
     }
+
+
+def discover_once(dns: StockDns, workers: Workers) -> subprocess.CompletedProcess[str]:
+    """`kompi-discover once` as the master runs it."""
     return subprocess.run(
-        [sys.executable, str(SCRIPT), "once"], env=env, capture_output=True, text=True, timeout=120, check=False
+        [sys.executable, str(SCRIPT), "once"],
+        env=discovery_env(dns, workers),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
 
 
-@pytest.mark.parametrize("count", [1500, 4096])
-def test_the_hostfile_lists_every_ready_worker(coredns: StockDns, kubectl: Kubectl, count: int) -> None:
-    workers = Workers(f"scale-{count}", "big", count)
-    not_ready = {7, count // 2, count - 1}
+def ordinals(*blocks: range) -> set[int]:
+    return {ordinal for block in blocks for ordinal in block}
+
+
+@pytest.mark.parametrize(
+    ("count", "not_ready"),
+    [
+        (1500, {7, 750, 1499}),
+        (4096, {7, 2048, 4095}),
+        # issue #44's blocks of late workers: 300 in a row, and two separate blocks of 200
+        (1800, ordinals(range(900, 1200))),
+        (4096, ordinals(range(1000, 1200), range(2600, 2800))),
+    ],
+    ids=["1500", "4096", "1800-one-block", "4096-two-blocks"],
+)
+def test_the_hostfile_lists_every_ready_worker(
+    coredns: StockDns, kubectl: Kubectl, count: int, not_ready: set[int]
+) -> None:
+    workers = Workers(f"scale-{count}-{len(not_ready)}", "big", count)
     ready = set(range(count)) - not_ready
     workers.create(kubectl, ready)
     try:
@@ -61,6 +90,47 @@ def test_the_hostfile_lists_every_ready_worker(coredns: StockDns, kubectl: Kubec
         )
     finally:
         workers.delete(kubectl)
+
+
+def test_a_late_worker_above_a_block_is_listed_within_two_sweeps(
+    coredns: StockDns, kubectl: Kubectl, tmp_path: Path
+) -> None:
+    """The watcher's hostfile at 1,800 workers with 900-1199 not ready: exact, and a worker of the block that
+    turns ready is listed within CoreDNS's TTL (5 s: its cache serves the old answer that long) and 2 sweeps."""
+    workers = Workers("scale-late", "late", 1800)
+    ready = set(range(1800)) - set(range(900, 1200))
+    workers.create(kubectl, ready)
+    hostfile = tmp_path / "hostfile"
+    env = {**discovery_env(coredns, workers), "KOMPI_HOSTFILE": str(hostfile)}
+    log = (tmp_path / "discover.log").open("w")
+    watcher = subprocess.Popen([sys.executable, str(SCRIPT), "watch"], env=env, stderr=log)
+    try:
+        wait_until_served(coredns, workers, ready)
+        expected = {workers.cluster.fqdn(o) for o in ready}
+        assert until(lambda: hosts(hostfile) == expected, 60), f"{len(hosts(hostfile))} of {len(ready)} listed"
+        changed = workers.set_ready(kubectl, 1100, True)
+        late = workers.cluster.fqdn(1100)
+        assert until(lambda: late in hosts(hostfile), 30), (tmp_path / "discover.log").read_text()[-2000:]
+        took = time.monotonic() - changed
+        assert took < 5 + 2 + 1, f"listed {took:.1f} s after it turned ready"  # TTL, 2 sweeps, kubectl's return
+    finally:
+        watcher.terminate()
+        watcher.wait(10)
+        log.close()
+        workers.delete(kubectl)
+
+
+def hosts(hostfile: Path) -> set[str]:
+    return kd.hostfile_hosts(hostfile)
+
+
+def until(condition: Callable[[], bool], timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
 
 
 def test_kompi_wait_at_4096_asks_every_sshd_once(coredns: StockDns, kubectl: Kubectl, tmp_path: Path) -> None:
