@@ -5,7 +5,9 @@ ClusterQueue holds the nodes' 8 GPUs. Two kompi clusters of one team share it: t
 whole; the second, which does not fit beside it, waits with nothing of it bound until the first is
 destroyed, then starts; a rolling change keeps the workload, a resize makes a new one; a cluster of a
 higher priority takes the quota of a lower one, which comes back by itself when the quota is free; a
-cluster's data-preparation Job runs as a workload of its own before the cluster is admitted.
+cluster's data-preparation Job runs as a workload of its own before the cluster is admitted; on a ClusterQueue
+of two flavors (its own, over nodes labelled a100 and h100), workers moved from one flavor's nodes to the
+other's are a new workload, admitted to the new flavor.
 """
 
 from __future__ import annotations
