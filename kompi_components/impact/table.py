@@ -169,6 +169,12 @@ EXAMPLES: list[Example] = [
     _example("queuePriorityClass", "urgent", {"queue": "team-a"}),
     _example("queueTimeoutSeconds", 600, {"queue": "team-a"}),
     Example("workers", "-> `3`, with a queue (a new Kueue pod group)", {"workers": 3}, {"queue": "team-a"}),
+    Example(
+        "workerPod.nodeSelector",
+        '-> `{"pool": "h100"}`, with a queue (a new Kueue pod group, admitted to the flavor of those nodes)',
+        {"workerPod.nodeSelector": {"pool": "h100"}},
+        {"queue": "team-a"},
+    ),
     _example("rolloutTimeoutSeconds", 1800),
     _example("stuckPodTimeoutSeconds", 300),
     _example("allowDataLoss", True),

@@ -33,18 +33,22 @@ NEVER_FITS = "> maximum capacity"
 WAITING_MAY_FIT = "insufficient unused quota"
 
 
-def never_admitted(workload: Mapping[str, Any] | None) -> str | None:
-    """Kueue's own words where the workload, as it is, will not be admitted by waiting: it is Finished (its
-    pods stay gated for good), or its request exceeds what every flavor could ever hold. None otherwise."""
+def never_admitted(workload: Mapping[str, Any] | None) -> tuple[str, str] | None:
+    """What Kueue will not do for the workload's pods, as it is, however long they wait, with Kueue's own words:
+    start them, once it is Finished (its pods stay gated for good: FailedToStart, for one, where the admitted
+    flavor's node labels conflict with the pods' nodeSelector), or admit them, where their request exceeds what
+    every flavor could ever hold. None otherwise."""
     if workload is None:
         return None
     finished = _condition(workload, "Finished")
     if finished and finished.get("status") == "True":
-        return f"its workload is Finished ({finished.get('reason')}): {finished.get('message', '')}".rstrip(": ")
+        name = (workload.get("metadata") or {}).get("name", "")
+        said = f"its workload {name} is Finished ({finished.get('reason')}): {finished.get('message', '')}"
+        return "start", said.rstrip(": ")
     reserved = _condition(workload, "QuotaReserved")
     message = str(reserved.get("message") or "") if reserved and reserved.get("status") == "False" else ""
     if NEVER_FITS in message and WAITING_MAY_FIT not in message:
-        return (
+        return "admit", (
             "more than its queue can ever hold (ask for less: kompi:workers, kompi:gpusPerWorker, the pods' "
             f"resources; or give its ClusterQueue more quota): {message}"
         )

@@ -284,8 +284,9 @@ class _QueueWait:
         workload = self._workload(group, deadline)
         name = self.rollout.statefulset
         if never := admission.never_admitted(workload):
+            verb, why = never
             raise RolloutError(
-                f"StatefulSet {name}: Kueue will not admit its {len(gated)} pods (kompi:queue {queue}): {never}"
+                f"StatefulSet {name}: Kueue will not {verb} its {len(gated)} pods (kompi:queue {queue}): {why}"
             )
         state = admission.queue_state(queue, workload, members)
         if state != self.said:

@@ -20,8 +20,9 @@ from __future__ import annotations
 import hashlib
 import json
 
-from kompi_components.config.schema import KompiConfig
-from kompi_components.manifests.meta import DELETION_PROPAGATION, Manifest
+from kompi_components.config.schema import KompiConfig, PodSettings
+from kompi_components.manifests import app_code
+from kompi_components.manifests.meta import DELETION_PROPAGATION
 from kompi_components.naming import Names
 
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
@@ -46,11 +47,11 @@ def members(config: KompiConfig) -> int:
 
 
 def group_name(config: KompiConfig, names: Names) -> str:
-    """The pod group, and so the Workload's name. It changes with what Kueue admits (member count,
-    each role's resources, queue, priority), so a resized cluster is a new workload that Kueue admits
-    for its new size; an image or key change keeps the group and Kueue admits the replaced pods in it.
-    A one-shot run's group changes with any change of its pods (a new run): Kueue admits no new pod into
-    a group whose Workload is Finished, as a run's is once it succeeded."""
+    """The pod group, and so the Workload's name. It changes with what Kueue admits on (member count, each
+    role's resources and placement, queue, priority), so a resized or moved cluster is a new workload that Kueue
+    admits for its new size, to the flavor its new placement fits; an image or key change keeps the group and
+    Kueue admits the replaced pods in it. A one-shot run's group changes with any change of its pods (a new
+    run): Kueue admits no new pod into a group whose Workload is Finished, as a run's is once it succeeded."""
     admitted: dict[str, object] = {
         "members": members(config),
         "gpus": config.gpus_per_worker,
@@ -60,20 +61,58 @@ def group_name(config: KompiConfig, names: Names) -> str:
         "queue": config.queue,
         "priority": config.queue_priority_class,
     }
+    # Only where set: a cluster that sets no placement keeps the group name that it had before placement counted.
+    if placement := _placement(config):
+        admitted["placement"] = placement
     if config.one_shot.enabled:
         admitted["run"] = _run(config, names)
     digest = hashlib.sha256(json.dumps(admitted, sort_keys=True).encode()).hexdigest()
     return f"{names.cluster}-{digest[:10]}"
 
 
-def _run(config: KompiConfig, names: Names) -> list[Manifest]:
-    """A one-shot run's pods as they are without Kueue: its Job and the workers' StatefulSet."""
+# Kueue's own annotations on a pod (its topology request: kueue.x-k8s.io/podset-required-topology, ...).
+KUEUE_PREFIX = "kueue.x-k8s.io/"
+
+
+def _placement(config: KompiConfig) -> dict[str, dict[str, object]]:
+    """Each role's pod fields, other than its resources, that Kueue admits a pod set on (v0.17: the fields of its
+    pod role hash and its topology annotations). Its flavor assigner picks the flavor whose node labels the
+    nodeSelector and required node affinity match and whose taints the tolerations tolerate; once admitted, a
+    replaced pod only gets that flavor's node labels merged in (a conflicting nodeSelector ends the Workload
+    Finished, FailedToStart). kompi sets none of the others (priorityClassName, runtimeClassName, overhead,
+    topologySpreadConstraints, resourceClaims); its init containers' requests count in the pod's."""
+    placement: dict[str, dict[str, object]] = {}
+    init_requests = [app_code.init_container(config, app)["resources"].get("requests") for app in config.app_code]
+    roles: tuple[tuple[str, PodSettings], ...] = (("master", config.master_pod), ("worker", config.worker_pod))
+    for role, settings in roles:
+        fields: dict[str, object] = {
+            "nodeSelector": settings.node_selector,
+            "tolerations": settings.tolerations,
+            "affinity": settings.affinity,
+            "kueueAnnotations": {
+                key: value for key, value in settings.annotations.items() if key.startswith(KUEUE_PREFIX)
+            },
+            # a required pod anti-affinity added to the workers' affinity (statefulsets.one_per_node)
+            "onePerNode": role == "worker" and config.one_worker_per_node,
+            "initRequests": init_requests,
+        }
+        if found := {key: value for key, value in fields.items() if value}:
+            placement[role] = found
+    return placement
+
+
+def _run(config: KompiConfig, names: Names) -> list[object]:
+    """What a one-shot run's pods are made of: the spec of its Job and of the workers' StatefulSet, as they are
+    without Kueue. Not their metadata, whose kompi version label changes with every kompi release: an upgrade
+    that renders the same pods is no new run. Rendered rather than read from the config: Pulumi replaces the Job
+    whenever its pod template changes, a kompi upgrade's change included, and the new Job's pod must then be in a
+    new group (in the Finished one it would wait gated for good)."""
     # Imported here: both modules build their pod templates with this module's group_metadata.
     from kompi_components.manifests.oneshot import job
     from kompi_components.manifests.statefulsets import workers
 
     unqueued = config.model_copy(update={"queue": None})
-    return [job(unqueued, names), workers(unqueued, names)]
+    return [job(unqueued, names)["spec"], workers(unqueued, names)["spec"]]
 
 
 def owner_annotations(config: KompiConfig) -> dict[str, str]:

@@ -5,7 +5,9 @@ ClusterQueue holds the nodes' 8 GPUs. Two kompi clusters of one team share it: t
 whole; the second, which does not fit beside it, waits with nothing of it bound until the first is
 destroyed, then starts; a rolling change keeps the workload, a resize makes a new one; a cluster of a
 higher priority takes the quota of a lower one, which comes back by itself when the quota is free; a
-cluster's data-preparation Job runs as a workload of its own before the cluster is admitted.
+cluster's data-preparation Job runs as a workload of its own before the cluster is admitted; on a ClusterQueue
+of two flavors (its own, over nodes labelled a100 and h100), workers moved from one flavor's nodes to the
+other's are a new workload, admitted to the new flavor.
 """
 
 from __future__ import annotations
@@ -93,6 +95,10 @@ def condition(workload: dict[str, Any] | None, kind: str) -> dict[str, Any]:
 
 def gated(pod: dict[str, Any]) -> bool:
     return any(gate["name"] == queue.ADMISSION_GATE for gate in pod["spec"].get("schedulingGates", []))
+
+
+def ready(pod: dict[str, Any]) -> bool:
+    return any(c["type"] == "Ready" and c["status"] == "True" for c in pod.get("status", {}).get("conditions", []))
 
 
 def test_clusters_of_one_team_share_its_quota_all_or_nothing(kueue: tuple[LocalCluster, Kubectl, Path]) -> None:
@@ -280,3 +286,103 @@ def test_a_queued_clusters_data_preparation_is_a_workload_of_its_own_that_finish
         assert admitted_at >= job["status"]["completionTime"]  # the cluster's pods came after the data
     finally:
         project.kompi("destroy", check=False)
+
+
+GPU_TYPE = "gpu-type"
+BY_GPU_TYPE = "by-gpu-type"
+
+
+def flavored_queue(nodes: dict[str, str]) -> list[dict[str, Any]]:
+    """A ResourceFlavor per GPU type (its nodes' label), a ClusterQueue with 4 GPUs of each, and its LocalQueue
+    in team-a: the platform's two pools of GPU nodes."""
+    kinds = sorted(set(nodes.values()))
+    flavors = [
+        {
+            "apiVersion": API,
+            "kind": "ResourceFlavor",
+            "metadata": {"name": kind},
+            "spec": {"nodeLabels": {GPU_TYPE: kind}},
+        }
+        for kind in kinds
+    ]
+    quotas = [{"name": "cpu", "nominalQuota": "64"}, {"name": "memory", "nominalQuota": "1Ti"}]
+    cluster_queue = {
+        "apiVersion": API,
+        "kind": "ClusterQueue",
+        "metadata": {"name": BY_GPU_TYPE},
+        "spec": {
+            "namespaceSelector": {},
+            "resourceGroups": [
+                {
+                    "coveredResources": ["cpu", "memory", "nvidia.com/gpu"],
+                    "flavors": [
+                        {"name": kind, "resources": [*quotas, {"name": "nvidia.com/gpu", "nominalQuota": "4"}]}
+                        for kind in kinds
+                    ],
+                }
+            ],
+        },
+    }
+    local_queue = {
+        "apiVersion": API,
+        "kind": "LocalQueue",
+        "metadata": {"name": BY_GPU_TYPE, "namespace": NAMESPACE},
+        "spec": {"clusterQueue": BY_GPU_TYPE},
+    }
+    return [*flavors, cluster_queue, local_queue]
+
+
+def worker_flavor(workload: dict[str, Any] | None) -> str | None:
+    """The flavor Kueue admitted the worker pod set's GPUs to."""
+    assignments = ((workload or {}).get("status", {}).get("admission") or {}).get("podSetAssignments", [])
+    return next((found["flavors"].get("nvidia.com/gpu") for found in assignments if found["name"] == "worker"), None)
+
+
+def test_a_cluster_moved_to_another_flavor_is_readmitted_there_and_ready(
+    kueue: tuple[LocalCluster, Kubectl, Path],
+) -> None:
+    """A ClusterQueue of two flavors (a100 and h100 nodes): the workers' nodeSelector moves from one to the
+    other, and `up` ends with the cluster re-admitted to the new flavor, on its nodes, Ready. Kept in its old pod
+    group, the cluster's Workload stayed admitted to the old flavor, whose node label conflicted with the pods'
+    nodeSelector: Kueue ended it Finished (FailedToStart) and every pod stayed gated."""
+    local, kubectl, root = kueue
+    a100_node, h100_node = local.nodes.names()
+    nodes = {a100_node: "a100", h100_node: "h100"}
+    queue_objects = flavored_queue(nodes)
+    moved = team_stack(root, local.kubeconfig, "moved", workers=1)
+    base = dict(moved.config()["kompi:workerPod"])  # the GPU stack's (its own nodeSelector, tolerations)
+
+    def placed_on(kind: str) -> dict[str, Any]:
+        return base | {"nodeSelector": dict(base.get("nodeSelector", {})) | {GPU_TYPE: kind}}
+
+    moved.set(queue=BY_GPU_TYPE, workerPod=placed_on("a100"))
+    try:
+        for node, kind in nodes.items():
+            kubectl.run("label", "node", node, f"{GPU_TYPE}={kind}", "--overwrite")
+        kubectl.run("apply", "-f", "-", input_text=yaml.safe_dump_all(queue_objects))
+        moved.kompi("up")
+        first = workload_of(kubectl, "moved")
+        assert condition(first, "Admitted").get("status") == "True" and worker_flavor(first) == "a100", first
+        [worker] = [pod for pod in cluster_pods(kubectl, "moved") if "-worker-" in pod["metadata"]["name"]]
+        assert worker["spec"]["nodeName"] == a100_node and worker["spec"]["nodeSelector"][GPU_TYPE] == "a100"
+
+        moved.set(workerPod=placed_on("h100"))
+        result = moved.kompi("up", check=False)
+        assert result.returncode == 0, result.stderr[-3000:]
+        second = workload_of(kubectl, "moved")
+        assert second is not None and first is not None
+        assert second["metadata"]["name"] != first["metadata"]["name"]  # a new pod group, so a new Workload
+        assert condition(second, "Admitted").get("status") == "True" and worker_flavor(second) == "h100", second
+        assert condition(second, "Finished").get("status") != "True", second
+        members = cluster_pods(kubectl, "moved")
+        [worker] = [pod for pod in members if "-worker-" in pod["metadata"]["name"]]
+        assert worker["spec"]["nodeName"] == h100_node and worker["spec"]["nodeSelector"][GPU_TYPE] == "h100"
+        assert len(members) == 2 and all(bound(pod) and not gated(pod) and ready(pod) for pod in members)
+        gone = first["metadata"]["name"]
+        wait_until("the old flavor's Workload gone", lambda: kubectl.get(WORKLOADS, gone, NAMESPACE) is None, 120)
+    finally:
+        moved.kompi("destroy", check=False)
+        objects = yaml.safe_dump_all(queue_objects[::-1])
+        kubectl.run("delete", "-f", "-", "--ignore-not-found", "--timeout=120s", input_text=objects, check=False)
+        for node in nodes:
+            kubectl.run("label", "node", node, f"{GPU_TYPE}-", check=False)

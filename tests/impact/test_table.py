@@ -9,7 +9,7 @@ from kompi_components.impact import Impact, compare, impact_of
 from kompi_components.impact.table import END, EXAMPLES, START, change_table, changes_of
 from kompi_components.render import planned_objects
 from kompi_components.stack_files import read_stack_config
-from tests.stacks import REPO, stack_names
+from tests.stacks import REPO, as_config, stack_names
 
 DOC = REPO / "docs" / "changes.md"
 
@@ -47,3 +47,16 @@ def test_a_kompi_upgrade_replaces_nothing_and_restarts_no_pod(stack: str, monkey
 def test_the_upgrade_row_of_the_table_updates_in_place() -> None:
     (upgrade,) = [example for example in EXAMPLES if example.version]
     assert impact_of(changes_of(upgrade)) is Impact.IN_PLACE
+
+
+def test_a_kompi_upgrade_of_a_queued_one_shot_run_starts_no_new_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A queued run's pod group follows what its pods are made of, not the objects' version label: an upgrade that
+    renders the same pods (the image tag pinned) replaces no Job, so the command does not run again."""
+    from kompi_components import contract
+
+    run = {"imageTag": "pinned", "queue": "team-a", "oneShot": {"enabled": True, "command": "mpiexec true"}}
+    before = planned_objects(as_config(run))
+    monkeypatch.setattr(contract, "KOMPI_VERSION", "99.0.0")
+    changes = compare(before, planned_objects(as_config(run)))
+    assert changes, "the version label should still show on the objects"
+    assert impact_of(changes) is Impact.IN_PLACE, [str(change) for change in changes]

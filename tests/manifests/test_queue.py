@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
+from kompi_components import contract
 from kompi_components.manifests import queue
 from kompi_components.render import render_objects
 from tests.stacks import as_config
@@ -69,6 +72,51 @@ def test_a_resize_is_a_new_group_an_image_change_is_not() -> None:
     assert group({"sshKeyVersion": 2}) == same
     assert len({same, group({"workers": 4}), group({"gpusPerWorker": 4}), group({"queue": "team-b"})}) == 4
     assert group({"workerPod": {"resources": {"requests": {"cpu": "2"}}}}) != same
+
+
+def test_a_placement_change_is_a_new_group() -> None:
+    """Kueue admits each pod set to a flavor by its nodeSelector, required node affinity and tolerations (and
+    Kueue's topology annotations), and only merges the admitted flavor's node labels into a replaced pod: kept
+    in its old group, a cluster moved to other nodes stays on the old flavor (a conflicting nodeSelector ends its
+    Workload Finished, FailedToStart, with every pod gated). Each move is a group, so a Workload, of its own."""
+
+    def group(values: dict[str, object]) -> str:
+        return str(_templates(QUEUED | values)["StatefulSet/q-master"]["labels"][queue.GROUP_LABEL])
+
+    h100 = {"key": "gpu-type", "operator": "In", "values": ["h100"]}
+    required = "requiredDuringSchedulingIgnoredDuringExecution"
+    moves = [
+        {"workerPod": {"nodeSelector": {"gpu-type": "h100"}}},
+        {"workerPod": {"nodeSelector": {"gpu-type": "a100"}}},
+        {"workerPod": {"tolerations": [{"key": "h100", "operator": "Exists", "effect": "NoSchedule"}]}},
+        {
+            "workerPod": {
+                "affinity": {"nodeAffinity": {required: {"nodeSelectorTerms": [{"matchExpressions": [h100]}]}}}
+            }
+        },
+        {"masterPod": {"nodeSelector": {"gpu-type": "h100"}}},
+        {"masterPod": {"tolerations": [{"key": "h100", "operator": "Exists", "effect": "NoSchedule"}]}},
+        {"oneWorkerPerNode": True},
+        # its init container's requests count in each pod's
+        {"appCode": [{"name": "app", "repo": "https://git.example.com/app.git", "mountPath": "/app"}]},
+        {"workerPod": {"annotations": {"kueue.x-k8s.io/podset-required-topology": "cloud.example.com/rack"}}},
+    ]
+    same = group({})
+    assert len({same, *(group(values) for values in moves)}) == len(moves) + 1
+    # what Kueue does not admit on keeps the workload (the pods roll in it)
+    assert group({"workerPod": {"annotations": {"example.com/team": "a"}}}) == same
+    assert group({"masterPod": {"volumes": [{"name": "x", "emptyDir": {}}]}}) == same
+
+
+def test_a_kompi_upgrade_that_leaves_the_pods_as_they_are_keeps_a_one_shot_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The run's group follows what its pods are made of, not the objects' kompi version label: an upgrade that
+    renders the same pods neither replaces the Job nor reruns its command."""
+    one_shot = QUEUED | {"imageTag": "pinned", "oneShot": {"enabled": True, "command": "mpiexec true"}}
+    before = _templates(one_shot)["Job/q-master"]["labels"][queue.GROUP_LABEL]
+    monkeypatch.setattr(contract, "KOMPI_VERSION", "9.9.9")
+    objects = render_objects(as_config(one_shot))
+    assert {item["metadata"]["labels"]["app.kubernetes.io/version"] for item in objects} >= {"9.9.9"}
+    assert _templates(one_shot)["Job/q-master"]["labels"][queue.GROUP_LABEL] == before
 
 
 def test_each_one_shot_run_is_a_group_of_its_own() -> None:

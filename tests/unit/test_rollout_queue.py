@@ -115,8 +115,13 @@ def test_a_request_over_what_the_queue_can_ever_hold_fails_at_once_with_kueues_w
 def test_a_finished_workload_fails_at_once_and_one_flavor_that_may_free_up_keeps_waiting() -> None:
     finished = {"type": "Finished", "status": "True", "reason": "FailedToStart", "message": "node labels conflict"}
     api = QueueApi([workload(finished)])
-    with pytest.raises(RolloutError, match=r"workload is Finished \(FailedToStart\): node labels conflict$"):
+    with pytest.raises(RolloutError) as raised:
         _rollout(FakeClock(), [], queue_timeout=3600).run(api, api, api)  # type: ignore[arg-type]
+    # Kueue's reason and words, and the Workload's name, which the user deletes to start again
+    assert str(raised.value) == (
+        f"StatefulSet c-worker: Kueue will not start its 2 pods (kompi:queue team-a): its workload {GROUP} is "
+        "Finished (FailedToStart): node labels conflict"
+    )
     # one flavor can never hold it, another may once its quota is free: that is a wait, to the queue's timeout
     either = f"{NEVER}, insufficient unused quota for nvidia.com/gpu in flavor g, 4 more needed"
     pending = {"type": "QuotaReserved", "status": "False", "reason": "Pending", "message": either}
