@@ -236,6 +236,12 @@ class OneShotArgs(TypedDict, total=False):
     timeout_seconds: int
     "the run fails if the workers are not all ready by then (default: 600)"
 
+    restarts: int
+    (
+        "times a failed command starts again, after its workers are ready again (it resumes from its checkpoint); 0: "
+        "never; a preempted or evicted pod is not counted (default: 3)"
+    )
+
 
 class ClusterArgs(TypedDict, total=False):
     "The arguments of a kompi cluster (kompi:index:Cluster)."

@@ -300,6 +300,16 @@ class OneShot(Model):
     timeout_seconds: int = Field(
         default=600, ge=1, le=86400, description="the run fails if the workers are not all ready by then"
     )
+    # 3 by default: a lost worker or node is rare in one run, a command that fails for good (a bug) should
+    # fail the Job within minutes, not after a day of retries; at most 100, since a run that needs more
+    # is failing for another reason than interruptions.
+    restarts: int = Field(
+        default=3,
+        ge=0,
+        le=100,
+        description="times a failed command starts again, after its workers are ready again (it resumes from its "
+        "checkpoint); 0: never; a preempted or evicted pod is not counted",
+    )
 
     @model_validator(mode="after")
     def _command_when_enabled(self) -> OneShot:

@@ -164,6 +164,7 @@ EXAMPLES: list[Example] = [
     _example("oneShot.command", ["mpiexec", "python3", "/repo/eval.py"], _ONE_SHOT),
     _example("oneShot.releaseWorkers", False, _ONE_SHOT),
     _example("oneShot.timeoutSeconds", 1200, _ONE_SHOT),
+    _example("oneShot.restarts", 5, _ONE_SHOT),
     _example("queue", "team-a"),
     _example("queue", "team-b", {"queue": "team-a"}),
     _example("queuePriorityClass", "urgent", {"queue": "team-a"}),

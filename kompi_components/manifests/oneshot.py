@@ -1,9 +1,10 @@
-"""One-shot mode: the master is a Job that waits for every worker, runs the command once and stops.
+"""One-shot mode: the master is a Job that waits for every worker, runs the command and stops.
 
-A Job (restartPolicy Never, backoffLimit 0) rather than the master StatefulSet: nothing reruns a
-finished or failed command against a stale hostfile, and the exit code stays in the pod's
-termination message. ``pulumi up`` does not wait for it (``pulumi.com/skipAwait``): a run may take
-hours, and its result is the Job's status, not the deployment's. A changed Job spec (command,
+A Job (restartPolicy Never, backoffLimit 0) rather than the master StatefulSet: the exit code stays in
+the pod's termination message. A failed command starts again in the same pod, after its workers are
+ready again, up to ``kompi:oneShot.restarts`` times; a disrupted pod is replaced (POD_FAILURE_POLICY).
+``pulumi up`` does not wait for it (``pulumi.com/skipAwait``): a run may take hours, and its result is
+the Job's status, not the deployment's. A changed Job spec (command,
 image, worker count) replaces the Job, which runs again; an unchanged one never reruns.
 
 With ``releaseWorkers`` the Job's pod, and only it, gets a token of a ServiceAccount whose Role can
@@ -25,6 +26,16 @@ from kompi_components.naming import Names
 ENTRYPOINT = "kompi-oneshot"
 ENV_WAIT_TIMEOUT = "KOMPI_WAIT_TIMEOUT"
 ENV_RELEASE_WORKERS = "KOMPI_RELEASE_WORKERS"
+ENV_RESTARTS = "KOMPI_RESTARTS"
+# A pod that Kubernetes itself stops (Kueue or scheduler preemption, eviction by a drain, a node's taint or
+# loss) carries the condition DisruptionTarget. Such a pod is not the command's failure: the Job ignores it
+# (it counts against neither backoffLimit nor kompi:oneShot.restarts) and makes a new pod, which waits for
+# its workers and starts the command again from its checkpoint. Any other failed pod (the command's budget
+# spent, the workers never ready, the pod deleted by a person) is final: backoffLimit stays 0, as the
+# command's restarts are counted inside the pod, where the exit codes are. A pod failure policy needs
+# restartPolicy Never (as here) and makes the Job wait until a failed pod has stopped before making the
+# next one (podReplacementPolicy Failed), so two launchers never run at once.
+POD_FAILURE_POLICY = {"rules": [{"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget"}]}]}
 # Set on the worker StatefulSet whose replicas the Job owns (worker_options), for kubectl users to see;
 # nothing reads it back.
 IGNORE_REPLICAS = "kompi/ignore-replicas"
@@ -41,6 +52,7 @@ def launch(config: KompiConfig, names: Names) -> Launch:
         contract.ENV_WORKERS: str(config.workers),
         ENV_WAIT_TIMEOUT: str(config.one_shot.timeout_seconds),
         ENV_RELEASE_WORKERS: "true" if config.one_shot.release_workers else "false",
+        ENV_RESTARTS: str(config.one_shot.restarts),
     }
     account = names.oneshot_account if releases(config) else None
     return Launch([ENTRYPOINT], list(config.one_shot.command or []), env, account)
@@ -51,7 +63,9 @@ def job(config: KompiConfig, names: Names) -> Manifest:
     template = pod_template(config, names, "master", config.master_pod, resources, launch(config, names))
     meta = metadata(names, names.master, "master")
     meta["annotations"] = {SKIP_AWAIT: "true"} | queue.owner_annotations(config)
-    return manifest("batch/v1", "Job", meta, spec={"backoffLimit": 0, "template": template})
+    return manifest(
+        "batch/v1", "Job", meta, spec={"backoffLimit": 0, "podFailurePolicy": POD_FAILURE_POLICY, "template": template}
+    )
 
 
 def worker_options(config: KompiConfig) -> ObjectOptions:

@@ -88,6 +88,18 @@ CASES: dict[str, tuple[dict[str, object], str]] = {
         {"masterPod": {"compute": True}, "oneShot": {"enabled": True, "command": "mpiexec hostname"}},
         "kompi:masterPod.compute = true: expected false when kompi:oneShot is enabled",
     ),
+    "one-shot-negative-restarts": (
+        {"oneShot": {"enabled": True, "command": "mpiexec hostname", "restarts": -1}},
+        "kompi:oneShot.restarts = -1: expected a number >= 0",
+    ),
+    "one-shot-too-many-restarts": (
+        {"oneShot": {"enabled": True, "command": "mpiexec hostname", "restarts": 101}},
+        "kompi:oneShot.restarts = 101: expected a number <= 100",
+    ),
+    "one-shot-restarts-not-int": (
+        {"oneShot": {"enabled": True, "command": "mpiexec hostname", "restarts": "forever"}},
+        'kompi:oneShot.restarts = "forever": expected an integer',
+    ),
     "zero-uid-without-root-opt-in": ({"runAsUser": 0}, "kompi:runAsUser = 0: expected a number >= 1"),
     # Image references the kubelet would refuse (InvalidImageName) once the pods exist.
     "image-with-tag": (

@@ -154,7 +154,9 @@ def test_wait_names_a_worker_that_never_becomes_ready(images: dict[str, str], tm
     assert timeout <= elapsed <= timeout + 1
 
 
-def render_one_shot(image: str, command: list[str]) -> tuple[RenderedCluster, dict[str, object]]:
+def render_one_shot(
+    image: str, command: list[str], one_shot: dict[str, object] | None = None
+) -> tuple[RenderedCluster, dict[str, object]]:
     repository, tag = image.rsplit(":", 1)
     raw = {
         "kompi:clusterName": "mpi",
@@ -163,7 +165,7 @@ def render_one_shot(image: str, command: list[str]) -> tuple[RenderedCluster, di
         "kompi:image": repository,
         "kompi:imageTag": tag,
         "kompi:imagePullPolicy": "Never",
-        "kompi:oneShot": json.dumps({"enabled": True, "command": command, "timeoutSeconds": 60}),
+        "kompi:oneShot": json.dumps({"enabled": True, "command": command, "timeoutSeconds": 60, **(one_shot or {})}),
     }
     config = load_config(raw)
     names = cluster_names(config)
@@ -190,9 +192,18 @@ class OneShotRun:
     logs: str
 
 
-def run_one_shot(image: str, command: list[str], tmp_path: Path, *, stop_while_running: bool = False) -> OneShotRun:
-    """The one-shot Job's pod against 2 workers and a fake API server; optionally stopped mid-command."""
-    rendered, _job = render_one_shot(image, command)
+def run_one_shot(
+    image: str,
+    command: list[str],
+    tmp_path: Path,
+    *,
+    stop_while_running: bool = False,
+    stop_after: str = "kompi: running:",
+    one_shot: dict[str, object] | None = None,
+) -> OneShotRun:
+    """The one-shot Job's pod against 2 workers and a fake API server; optionally stopped mid-command (or
+    once its log says ``stop_after``). ``one_shot``: more kompi:oneShot keys (e.g. restarts)."""
+    rendered, _job = render_one_shot(image, command, one_shot)
     token = os.urandom(16).hex()
     sa_dir = tmp_path / "serviceaccount"
     sa_dir.mkdir(parents=True)
@@ -218,7 +229,7 @@ def run_one_shot(image: str, command: list[str], tmp_path: Path, *, stop_while_r
             name = cluster.start(replace(master, spec=spec), spec, mounts)
             if stop_while_running:
                 deadline = time.monotonic() + 60
-                while "kompi: running:" not in podman("logs", name, check=False).stderr:
+                while stop_after not in podman("logs", name, check=False).stderr:
                     assert time.monotonic() < deadline, "the command never started"
                     time.sleep(0.2)
                 podman("stop", "-t", "20", name)
@@ -233,7 +244,7 @@ def run_one_shot(image: str, command: list[str], tmp_path: Path, *, stop_while_r
 @pytest.mark.parametrize("outcome", ["success", "failure"])
 def test_one_shot_runs_once_and_releases_only_on_success(images: dict[str, str], outcome: str, tmp_path: Path) -> None:
     command = ["mpiexec", "hostname"] if outcome == "success" else ["sh", "-c", "mpiexec hostname && exit 3"]
-    run = run_one_shot(images["ompi5"], command, tmp_path)
+    run = run_one_shot(images["ompi5"], command, tmp_path, one_shot={"restarts": 0})
     print(f"\n{outcome}: exit {run.code}; termination message {run.termination.strip()!r}; API calls {run.calls}")
     replicas = [call["body"]["spec"]["replicas"] for call in run.calls]
     hosts = sorted(line for line in run.logs.splitlines() if line.startswith("mpi-worker-"))
@@ -245,7 +256,34 @@ def test_one_shot_runs_once_and_releases_only_on_success(images: dict[str, str],
     else:
         assert run.code == 3
         assert run.termination.startswith("exit code 3")
+        assert "restart" not in run.logs  # kompi:oneShot.restarts = 0: the first failure is final
         assert replicas == [2]  # nothing released
+
+
+def test_one_shot_restarts_a_failed_command_which_then_succeeds(images: dict[str, str], tmp_path: Path) -> None:
+    # Fails on its first attempt only (a marker file in the master), as a run resumed from a checkpoint would not.
+    script = "mpiexec hostname && if [ -e /tmp/tried ]; then exit 0; fi; touch /tmp/tried; exit 7"
+    run = run_one_shot(images["ompi5"], ["sh", "-c", script], tmp_path, one_shot={"restarts": 2})
+    print(f"\nexit {run.code}; termination message {run.termination.strip()!r}")
+    assert run.code == 0, run.logs
+    assert run.termination == "exit code 0: command succeeded after 1 restart; workers released\n"
+    assert "kompi: restart 1 of 2 after exit code 7" in run.logs
+    assert run.logs.count("kompi: running:") == 2  # waited for the workers again, then ran the same command
+    hosts = sorted(line for line in run.logs.splitlines() if line.startswith("mpi-worker-"))
+    assert hosts == ["mpi-worker-0", "mpi-worker-0", "mpi-worker-1", "mpi-worker-1"], run.logs
+    assert [call["body"]["spec"]["replicas"] for call in run.calls] == [2, 0]  # released after the success only
+
+
+def test_one_shot_fails_with_the_budget_named_when_every_restart_failed(images: dict[str, str], tmp_path: Path) -> None:
+    run = run_one_shot(images["ompi5"], ["sh", "-c", "mpiexec hostname; exit 5"], tmp_path, one_shot={"restarts": 1})
+    print(f"\nexit {run.code}; termination message {run.termination.strip()!r}")
+    assert run.code == 5
+    assert run.termination == (
+        "exit code 5: command failed after 1 restart (kompi:oneShot.restarts = 1, spent); workers kept\n"
+    )
+    assert "kompi: restart 1 of 1 after exit code 5" in run.logs
+    assert run.logs.count("kompi: running:") == 2
+    assert [call["body"]["spec"]["replicas"] for call in run.calls] == [2]  # nothing released
 
 
 def test_one_shot_passes_sigterm_to_a_running_command(images: dict[str, str], tmp_path: Path) -> None:
@@ -253,4 +291,20 @@ def test_one_shot_passes_sigterm_to_a_running_command(images: dict[str, str], tm
     run = run_one_shot(images["ompi5"], ["sleep", "600"], tmp_path, stop_while_running=True)
     assert run.code == 143
     assert run.termination.startswith("exit code 143: terminated while running")
+    assert [call["body"]["spec"]["replicas"] for call in run.calls] == [2]  # nothing released
+
+
+def test_one_shot_stopped_before_a_restart_does_not_restart(images: dict[str, str], tmp_path: Path) -> None:
+    # SIGTERM in the pause before a restart (as when the pod is deleted): the run ends, nothing starts again.
+    run = run_one_shot(
+        images["ompi5"],
+        ["sh", "-c", "exit 4"],
+        tmp_path,
+        stop_while_running=True,
+        stop_after="kompi: restart 1 of 3 after exit code 4",
+        one_shot={"restarts": 3},
+    )
+    assert run.code == 143, run.logs
+    assert run.termination.startswith("exit code 143: terminated\n")
+    assert run.logs.count("kompi: running:") == 1
     assert [call["body"]["spec"]["replicas"] for call in run.calls] == [2]  # nothing released

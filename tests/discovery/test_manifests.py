@@ -76,6 +76,25 @@ def test_one_shot_master_is_a_job_that_never_reruns() -> None:
     assert workers["spec"]["template"]["spec"]["automountServiceAccountToken"] is False
 
 
+def test_one_shot_restarts_inside_its_pod_and_a_disrupted_pod_is_made_again() -> None:
+    def job(one_shot: dict[str, Any]) -> dict[str, Any]:
+        config = ONE_SHOT | {"oneShot": {"enabled": True, "command": ["true"], **one_shot}}
+        return by_kind(render_objects(as_config(config)))[("Job", "full-master")]
+
+    default = job({})
+    # A failed command is restarted by kompi-oneshot in the same pod, within its budget: a failed pod is final.
+    assert default["spec"]["backoffLimit"] == 0
+    # A preempted, evicted or drained pod counts against nothing: the Job makes a new one.
+    assert default["spec"]["podFailurePolicy"] == {
+        "rules": [{"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget"}]}]
+    }
+    assert default["spec"]["template"]["spec"]["restartPolicy"] == "Never"  # what a pod failure policy needs
+    (container,) = default["spec"]["template"]["spec"]["containers"]
+    assert env(container)["KOMPI_RESTARTS"] == "3"
+    (container,) = job({"restarts": 0})["spec"]["template"]["spec"]["containers"]
+    assert env(container)["KOMPI_RESTARTS"] == "0"
+
+
 def test_release_rbac_is_the_worker_scale_subresource_only() -> None:
     objects = by_kind(render_objects(as_config(ONE_SHOT)))
     account = objects[("ServiceAccount", "full-oneshot")]

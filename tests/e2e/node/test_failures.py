@@ -161,7 +161,8 @@ def test_a_one_shot_job_that_lost_a_worker_fails_and_keeps_the_workers(
     passes any launcher's code on the same way, and Open MPI 4's is checked interactively above."""
     flavor = "ompi5"
     command = ["mpiexec", "-n", str(WORKERS), "python3", "-c", LOOP, str(JOB_SECONDS)]
-    one_shot = {"enabled": True, "command": command, "releaseWorkers": True, "timeoutSeconds": 300}
+    # restarts 0: the first failure is final (a run that restarts: the test below)
+    one_shot = {"enabled": True, "command": command, "releaseWorkers": True, "timeoutSeconds": 300, "restarts": 0}
     project: Project = node_project("dev", images[flavor].split(":", 1)[1], oneShot=one_shot)
     project.kompi("up")
     namespace, job = project.config()["kompi:namespace"], "kompi-dev-master"
@@ -183,6 +184,42 @@ def test_a_one_shot_job_that_lost_a_worker_fails_and_keeps_the_workers(
     # kept, not released: the StatefulSet still wants both, and brings the deleted one back
     assert node_kubectl.get("statefulset", "kompi-dev-worker", namespace)["spec"]["replicas"] == WORKERS  # type: ignore[index]
     wait_until("every worker back", lambda: len(ready_workers(node_kubectl, namespace)) == WORKERS, 180)
+
+
+def test_a_one_shot_job_that_lost_a_worker_restarts_and_succeeds(
+    node_project, node_kubectl: Kubectl, images: dict[str, str]
+) -> None:
+    """kompi:oneShot.restarts (#46): the lost worker makes mpiexec fail, kompi-oneshot waits for the worker
+    to be back and starts the same command again, in the same pod; the Job Succeeds, says so after 1
+    restart, and releases the workers.
+
+    Open MPI 4, whose launcher exits non-zero every time it loses a daemon (PRRTE 3.0's exited 0 in half
+    such trials, which would be no failure to restart after)."""
+    flavor, seconds = "ompi4", 60
+    command = ["mpiexec", "-n", str(WORKERS), "python3", "-c", LOOP, str(seconds)]
+    one_shot = {"enabled": True, "command": command, "releaseWorkers": True, "timeoutSeconds": 300, "restarts": 2}
+    project: Project = node_project("dev", images[flavor].split(":", 1)[1], oneShot=one_shot)
+    project.kompi("up")
+    namespace, job = project.config()["kompi:namespace"], "kompi-dev-master"
+
+    def logs() -> str:
+        return node_kubectl.run("logs", "-n", namespace, f"job/{job}", "-c", "mpi", check=False).stdout
+
+    wait_until("every rank running", lambda: all(f"rank {rank} on " in logs() for rank in range(WORKERS)), 300)
+    fault = time.monotonic()
+    node_kubectl.run("delete", "pod", "kompi-dev-worker-1", "-n", namespace, "--wait=false")
+    wait_until("the restart", lambda: "kompi: restart 1 of 2 after exit code " in logs(), EXIT_WITHIN)
+    # the worker back (the pause, kompi-wait), then a whole run of the loop
+    wait_until("the one-shot Job finished", lambda: job_finished(node_kubectl, namespace, job), 300 + seconds)
+    message = termination_message(job_pod(node_kubectl, namespace, job))
+    print(f"{flavor}, one-shot worker pod deleted, restarts 2: {message!r} after {time.monotonic() - fault:.1f} s")
+    status = node_kubectl.get("job", job, namespace)["status"]  # type: ignore[index]
+    assert status.get("succeeded") == 1 and not status.get("failed"), f"{status}\n{logs()}"
+    assert message.strip() == "exit code 0: command succeeded after 1 restart; workers released", logs()
+    assert re.search(r"kompi: restart 1 of 2 after exit code [1-9]\d*\n", logs()), logs()
+    assert logs().count("kompi: running: ") == 2, logs()
+    assert len(node_kubectl.items("pods", namespace, f"job-name={job}")) == 1  # restarted in its pod, not by the Job
+    assert node_kubectl.get("statefulset", "kompi-dev-worker", namespace)["spec"]["replicas"] == 0  # type: ignore[index]
 
 
 def ready_workers(kubectl: Kubectl, namespace: str) -> list[str]:

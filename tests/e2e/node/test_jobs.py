@@ -104,15 +104,20 @@ def _ran_as_one_group_and_finished(kubectl: Kubectl, namespace: str, group: str)
 
 
 def test_a_failing_one_shot_keeps_its_exit_code_and_the_workers(node_project, node_kubectl: Kubectl, images) -> None:
+    """A command that always fails: started again kompi:oneShot.restarts times (1 here), then the Job Fails
+    with the last exit code and the budget named (#46)."""
     project: Project = node_project(
         "dev",
         images["ompi4"].split(":", 1)[1],
-        oneShot={"enabled": True, "command": ["sh", "-c", "exit 3"], "timeoutSeconds": 300},
+        oneShot={"enabled": True, "command": ["sh", "-c", "exit 3"], "timeoutSeconds": 300, "restarts": 1},
     )
     project.kompi("up")
     namespace, job = project.config()["kompi:namespace"], "kompi-dev-master"
     wait_until("a failed one-shot pod", lambda: termination_message(job_pod(node_kubectl, namespace, job)) != "", 300)
-    assert termination_message(job_pod(node_kubectl, namespace, job)).startswith("exit code 3:")
+    message = termination_message(job_pod(node_kubectl, namespace, job))
+    assert message.startswith("exit code 3: command failed after 1 restart (kompi:oneShot.restarts = 1, spent)")
+    wait_until("the Job Failed", lambda: job_finished(node_kubectl, namespace, job), 60)
+    assert node_kubectl.get("job", job, namespace)["status"].get("failed") == 1  # type: ignore[index]
     assert node_kubectl.get("statefulset", "kompi-dev-worker", namespace)["spec"]["replicas"] == 2  # type: ignore[index]
 
 
