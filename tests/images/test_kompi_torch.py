@@ -7,7 +7,6 @@ address and gloo's interface come from kompi:hostNetwork.mpiInterfaces (KOMPI_MP
 
 from __future__ import annotations
 
-import importlib.util
 import socket
 import sys
 import types
@@ -19,6 +18,7 @@ import pytest
 
 from kompi_components import contract
 from tests.images.podman import REPO_ROOT
+from tests.images.script_module import load_script
 
 KOMPI_TORCH = REPO_ROOT / "images" / "training" / "kompi_torch.py"
 PORT = 29500
@@ -76,12 +76,7 @@ def world(monkeypatch: pytest.MonkeyPatch) -> Iterator[World]:
 
 
 def load_kompi_torch(monkeypatch: pytest.MonkeyPatch) -> types.ModuleType:
-    spec = importlib.util.spec_from_file_location("kompi_torch_under_test", KOMPI_TORCH)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    monkeypatch.setitem(sys.modules, spec.name, module)  # where its dataclass looks itself up
-    spec.loader.exec_module(module)
-    return module
+    return load_script(monkeypatch, "kompi_torch_under_test", KOMPI_TORCH)
 
 
 def start_rank(

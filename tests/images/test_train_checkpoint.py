@@ -5,7 +5,6 @@ The resumed run's --lr: tests/images/test_training.py runs it in the training im
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import sys
 from pathlib import Path
@@ -15,6 +14,7 @@ from unittest import mock
 import pytest
 
 from tests.images.podman import REPO_ROOT
+from tests.images.script_module import load_script
 
 TRAIN = REPO_ROOT / "examples" / "training" / "train.py"
 STOOD_IN = (
@@ -37,12 +37,7 @@ STOOD_IN = (
 def train(monkeypatch: pytest.MonkeyPatch) -> Any:
     for name in STOOD_IN:
         monkeypatch.setitem(sys.modules, name, mock.MagicMock(name=name))
-    spec = importlib.util.spec_from_file_location("train_under_test", TRAIN)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    monkeypatch.setitem(sys.modules, spec.name, module)  # where its dataclass looks itself up
-    spec.loader.exec_module(module)
-    return module
+    return load_script(monkeypatch, "train_under_test", TRAIN)
 
 
 def test_a_checkpoint_reaches_the_disk_before_and_after_its_rename(

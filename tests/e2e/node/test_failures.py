@@ -14,6 +14,7 @@ import re
 import subprocess
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pytest
@@ -152,31 +153,52 @@ def test_a_worker_cut_off_the_network_fails_the_job(stack: Stack, tmp_path: Path
     allreduce(stack.kubectl, stack.namespace, stack.master, WORKERS)
 
 
+@dataclass(frozen=True)
+class LostWorker:
+    """A one-shot run of the allreduce loop on 2 workers whose worker 1 was deleted once every rank ran."""
+
+    kubectl: Kubectl
+    namespace: str
+    job: str
+    fault: float = 0.0  # time.monotonic() at the deletion
+
+    def logs(self) -> str:
+        return self.kubectl.run("logs", "-n", self.namespace, f"job/{self.job}", "-c", "mpi", check=False).stdout
+
+
+def lose_a_worker(node_project, node_kubectl: Kubectl, image: str, seconds: float, restarts: int) -> LostWorker:
+    command = ["mpiexec", "-n", str(WORKERS), "python3", "-c", LOOP, str(seconds)]
+    one_shot = {
+        "enabled": True,
+        "command": command,
+        "releaseWorkers": True,
+        "timeoutSeconds": 300,
+        "restarts": restarts,
+    }
+    project: Project = node_project("dev", image.split(":", 1)[1], oneShot=one_shot)
+    project.kompi("up")
+    run = LostWorker(node_kubectl, project.config()["kompi:namespace"], "kompi-dev-master")
+    # each rank prints its line after the first allreduce: every rank is connected and in its loop
+    wait_until("every rank running", lambda: all(f"rank {rank} on " in run.logs() for rank in range(WORKERS)), 300)
+    fault = time.monotonic()
+    node_kubectl.run("delete", "pod", "kompi-dev-worker-1", "-n", run.namespace, "--wait=false")
+    return replace(run, fault=fault)
+
+
 def test_a_one_shot_job_that_lost_a_worker_fails_and_keeps_the_workers(
     node_project, node_kubectl: Kubectl, images: dict[str, str]
 ) -> None:
     """The Job fails with the exit code as its termination message; the workers stay (not released).
 
     On Open MPI 5, whose launcher exited 0 (the Job succeeded and released the workers); kompi-oneshot
-    passes any launcher's code on the same way, and Open MPI 4's is checked interactively above."""
+    passes any launcher's code on the same way, and Open MPI 4's is checked interactively above.
+    restarts 0: the first failure is final (a run that restarts: the test below)."""
     flavor = "ompi5"
-    command = ["mpiexec", "-n", str(WORKERS), "python3", "-c", LOOP, str(JOB_SECONDS)]
-    # restarts 0: the first failure is final (a run that restarts: the test below)
-    one_shot = {"enabled": True, "command": command, "releaseWorkers": True, "timeoutSeconds": 300, "restarts": 0}
-    project: Project = node_project("dev", images[flavor].split(":", 1)[1], oneShot=one_shot)
-    project.kompi("up")
-    namespace, job = project.config()["kompi:namespace"], "kompi-dev-master"
-
-    def logs() -> str:
-        return node_kubectl.run("logs", "-n", namespace, f"job/{job}", "-c", "mpi", check=False).stdout
-
-    # each rank prints its line after the first allreduce: every rank is connected and in its loop
-    wait_until("every rank running", lambda: all(f"rank {rank} on " in logs() for rank in range(WORKERS)), 300)
-    fault = time.monotonic()
-    node_kubectl.run("delete", "pod", "kompi-dev-worker-1", "-n", namespace, "--wait=false")
+    run = lose_a_worker(node_project, node_kubectl, images[flavor], JOB_SECONDS, restarts=0)
+    namespace, job, logs = run.namespace, run.job, run.logs
     wait_until("the one-shot Job finished", lambda: job_finished(node_kubectl, namespace, job), EXIT_WITHIN + 30)
     message = termination_message(job_pod(node_kubectl, namespace, job))
-    print(f"{flavor}, one-shot worker pod deleted: {message!r} after {time.monotonic() - fault:.1f} s")
+    print(f"{flavor}, one-shot worker pod deleted: {message!r} after {time.monotonic() - run.fault:.1f} s")
     status = node_kubectl.get("job", job, namespace)["status"]  # type: ignore[index]
     assert status.get("failed") == 1 and not status.get("succeeded"), f"{status}\n{logs()}"
     assert re.match(r"exit code [1-9]\d*: command failed; workers kept", message), f"{message}\n{logs()}"
@@ -196,23 +218,13 @@ def test_a_one_shot_job_that_lost_a_worker_restarts_and_succeeds(
     Open MPI 4, whose launcher exits non-zero every time it loses a daemon (PRRTE 3.0's exited 0 in half
     such trials, which would be no failure to restart after)."""
     flavor, seconds = "ompi4", 60
-    command = ["mpiexec", "-n", str(WORKERS), "python3", "-c", LOOP, str(seconds)]
-    one_shot = {"enabled": True, "command": command, "releaseWorkers": True, "timeoutSeconds": 300, "restarts": 2}
-    project: Project = node_project("dev", images[flavor].split(":", 1)[1], oneShot=one_shot)
-    project.kompi("up")
-    namespace, job = project.config()["kompi:namespace"], "kompi-dev-master"
-
-    def logs() -> str:
-        return node_kubectl.run("logs", "-n", namespace, f"job/{job}", "-c", "mpi", check=False).stdout
-
-    wait_until("every rank running", lambda: all(f"rank {rank} on " in logs() for rank in range(WORKERS)), 300)
-    fault = time.monotonic()
-    node_kubectl.run("delete", "pod", "kompi-dev-worker-1", "-n", namespace, "--wait=false")
+    run = lose_a_worker(node_project, node_kubectl, images[flavor], seconds, restarts=2)
+    namespace, job, logs = run.namespace, run.job, run.logs
     wait_until("the restart", lambda: "kompi: restart 1 of 2 after exit code " in logs(), EXIT_WITHIN)
     # the worker back (the pause, kompi-wait), then a whole run of the loop
     wait_until("the one-shot Job finished", lambda: job_finished(node_kubectl, namespace, job), 300 + seconds)
     message = termination_message(job_pod(node_kubectl, namespace, job))
-    print(f"{flavor}, one-shot worker pod deleted, restarts 2: {message!r} after {time.monotonic() - fault:.1f} s")
+    print(f"{flavor}, one-shot worker pod deleted, restarts 2: {message!r} after {time.monotonic() - run.fault:.1f} s")
     status = node_kubectl.get("job", job, namespace)["status"]  # type: ignore[index]
     assert status.get("succeeded") == 1 and not status.get("failed"), f"{status}\n{logs()}"
     assert message.strip() == "exit code 0: command succeeded after 1 restart; workers released", logs()
