@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import astuple
+from pathlib import Path
 
 import pytest
 
@@ -67,3 +68,11 @@ def test_each_worker_of_each_session_has_blocks_of_its_own() -> None:
 def test_a_shift_whose_blocks_could_meet_another_is_refused(environment: dict[str, str], refused: str) -> None:
     with pytest.raises(ValueError, match=re.escape(refused)):
         shift(environment)
+
+
+def test_every_test_port_is_below_the_ephemeral_ports_ci_sets() -> None:
+    """Where the kernel picks a listener's port (Pulumi's plugins) from the same range, a cluster can find its own
+    taken: .ci/run moves the range above every port of every block of both sessions' workers."""
+    ci = (Path(__file__).parents[2] / ".ci" / "run").read_text()
+    (low,) = re.findall(r'^KOMPI_EPHEMERAL_PORTS="(\d+) \d+"', ci, re.MULTILINE)
+    assert max(port for ports in CLUSTERS for port in astuple(ports)) < int(low)
