@@ -23,14 +23,16 @@ from tests.discovery.banner import sshd_banner
 from tests.discovery.module import SCRIPT, kd
 from tests.discovery.stock_dns import StockDns, Workers, answering_addresses, stock_coredns, wait_until_served
 from tests.e2e.live import Kubectl
+from tests.e2e.port_blocks import shift
 
 pytestmark = pytest.mark.e2e
 
 
 @pytest.fixture(scope="module")
 def coredns(cluster: LocalCluster, tmp_path_factory: pytest.TempPathFactory) -> Iterator[StockDns]:
-    # port 53 of an address of its own: a second test session (KOMPI_TEST_PORT_SHIFT) gets another one
-    address = f"127.0.53.{1 + int(os.environ.get('KOMPI_TEST_PORT_SHIFT', '0')) // 100}"
+    # port 53 of an address of its own: each session and xdist worker (port_blocks.shift: 0, 100, 500, 600) gets
+    # another one, apart from bench/discovery_scale.py's
+    address = f"127.0.53.{1 + shift(os.environ) // 100}"
     with stock_coredns(cluster.bin / COREDNS, cluster.kubeconfig, address, tmp_path_factory.mktemp("dns")) as dns:
         yield dns
 
