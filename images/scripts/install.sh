@@ -210,6 +210,8 @@ install_kompi_files() {
         ln -sf "$lib/kompi_discovery.py" "/usr/local/bin/$name"
     done
     install -m 0755 "$here/kompi-oneshot" /usr/local/bin/kompi-oneshot
+    # Runs on the master that outlive the terminal that started them (Python standard library only).
+    install -m 0755 "$here/kompi_run.py" /usr/local/bin/kompi-run
     # The init container that fetches kompi:appCode (Python standard library and git).
     install -m 0755 "$here/kompi_fetch_code.py" /usr/local/bin/kompi-fetch-code
     [ "$MPI_FLAVOR" != ompi5 ] || wrap_prterun

@@ -8,6 +8,7 @@ worker (Open MPI 5 ignoring ORTE names would put them all on the launcher and st
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -68,3 +69,56 @@ def test_back_to_back_short_jobs_all_finish_on_open_mpi_5(images: dict[str, str]
             result = exec_in(cluster.master, command, timeout=60)
             assert result.returncode == 0, f"job {attempt + 1} of {SHORT_JOBS} did not end (rc {result.returncode})"
             assert sorted(result.stdout.split()) == sorted(pod.name for pod in rendered.workers)
+
+
+def count_processes(container: str, name: str) -> int:
+    """How many processes named ``name`` the container runs (its image has no pgrep)."""
+    result = exec_in(container, ["sh", "-c", f"cat /proc/[0-9]*/comm 2>/dev/null | grep -cx {name}"])
+    return int(result.stdout)
+
+
+def test_a_detached_run_outlives_its_terminal_and_stop_ends_its_ranks_on_every_worker(
+    images: dict[str, str], tmp_path: Path
+) -> None:
+    """kompi-run (#46): the `kubectl exec` that started mpiexec is killed and the job still ends with every
+    rank's output and exit 0 recorded; `kompi-run stop` ends the ranks on the workers too, not only mpiexec."""
+    rendered = render_cluster(images["ompi5"], workers=WORKERS, run_as_root=False)
+    with running_cluster(rendered, tmp_path) as cluster:
+        write_hostfile(cluster)
+        workers = [cluster.container(pod.name) for pod in rendered.workers]
+        run = [
+            "kompi-run",
+            "start",
+            "--name",
+            "hosts",
+            "--workers",
+            "0",
+            "--",
+            "mpiexec",
+            "sh",
+            "-c",
+            "sleep 3; hostname",
+        ]
+        killed = exec_in(cluster.master, ["timeout", "-s", "KILL", "1", *run])
+        assert killed.returncode == 137, killed  # the starter (the terminal's side) killed mid-run
+        waited = exec_in(cluster.master, ["kompi-run", "wait", "hosts", "--timeout", "120"])
+        assert (waited.returncode, waited.stdout.strip()) == (0, "hosts succeeded, exit code 0: command succeeded")
+        output = exec_in(cluster.master, ["kompi-run", "logs", "hosts"]).stdout.splitlines()
+        assert sorted(line for line in output if not line.startswith("kompi-run: ")) == sorted(
+            pod.name for pod in rendered.workers
+        )
+
+        exec_in(
+            cluster.master,
+            ["kompi-run", "start", "--name", "long", "--workers", "0", "--detach", "--", "mpiexec", "sleep", "600"],
+        )
+        deadline = time.monotonic() + 60
+        while [count_processes(worker, "sleep") for worker in workers] != [1] * WORKERS:
+            assert time.monotonic() < deadline, "the ranks did not start"
+            time.sleep(0.5)
+        stopped = exec_in(cluster.master, ["kompi-run", "stop", "long"], timeout=60)
+        assert stopped.returncode == 0 and stopped.stdout.startswith("long stopped, exit code "), stopped
+        deadline = time.monotonic() + 30
+        while any(count_processes(worker, "sleep") for worker in workers):
+            assert time.monotonic() < deadline, "a rank outlived kompi-run stop"
+            time.sleep(0.5)
