@@ -2,8 +2,8 @@
 checkpoint volume, `kubectl exec <master> -- mpiexec python3 /opt/kompi/training/train.py`.
 
 The run learns the digits, gives the same losses run after run, fails within 60 s when a worker is lost
-mid-training and resumes from its checkpoint on the next run; the same training as a one-shot run succeeds
-and releases the workers.
+mid-training and resumes from its checkpoint on the next run, or by itself under `kompi-run`, which also
+outlives the terminal that started it; the same training as a one-shot run succeeds and releases the workers.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import pytest
 from kompi_engine.local_cluster import LocalCluster
 from tests.e2e.live import Kubectl, wait_until
 from tests.e2e.node.faults import EXIT_WITHIN, Stack
-from tests.e2e.node.mpi import exec_command, run_in
+from tests.e2e.node.mpi import exec_command, exec_in, run_in
 from tests.e2e.node.test_jobs import job_finished, job_pod, termination_message
 from tests.e2e.node.volumes import host_volume
 from tests.e2e.project import Project
@@ -145,6 +145,48 @@ def test_a_worker_lost_mid_training_fails_the_run_and_the_next_run_resumes(
     assert resumed.resumed_after is not None and reached - 1 <= resumed.resumed_after <= reached + 1
     assert [epoch.number for epoch in resumed.epochs] == list(range(resumed.resumed_after + 1, reached + 4))
     assert resumed.final_line is not None
+
+
+def epochs_printed(output: str) -> int:
+    return len(parse(output).epochs) if "ranks on" in output else 0
+
+
+def test_a_run_under_kompi_run_outlives_its_terminal_and_resumes_by_itself_after_a_lost_worker(
+    trained: TrainingStack, tmp_path: Path
+) -> None:
+    """#46: the `kubectl exec` that started the run is killed (a laptop closed), then a worker is lost: the run
+    goes on, starts again by itself from its checkpoint once the worker is back, and learns as an unbroken run."""
+    stack, name = trained.stack, "resilient"
+    checkpoints = f"{CHECKPOINTS}/{name}"
+    train_args = ["--epochs", str(EPOCHS), "--checkpoint-dir", checkpoints, "--min-accuracy", str(MIN_ACCURACY)]
+    start = ["kompi-run", "start", "--name", name, "--restarts", "2", "--", "mpiexec", "python3", TRAIN_SCRIPT]
+    terminal_log = tmp_path / "terminal.log"
+    with terminal_log.open("w") as out:
+        terminal = subprocess.Popen(
+            exec_command(stack.kubectl, stack.namespace, stack.master, *start, *train_args), stdout=out
+        )
+
+    def run_output() -> str:
+        return exec_in(stack.kubectl, stack.namespace, stack.master, "kompi-run", "logs", name)
+
+    try:
+        wait_until("two epochs on the terminal", lambda: epochs_printed(terminal_log.read_text()) >= 2, 180)
+    finally:
+        terminal.kill()  # the terminal goes; the run must not
+        terminal.wait()
+    wait_until("three epochs in the run's own output", lambda: epochs_printed(run_output()) >= 3, 180)
+    stack.kubectl.run("delete", "pod", stack.worker(1), "-n", stack.namespace, "--wait=false")
+    waited = run_in(stack.kubectl, stack.namespace, stack.master, "kompi-run", "wait", name, timeout=600)
+    output = run_output()
+    expected = f"{name} succeeded, exit code 0: command succeeded after 1 restart"
+    assert (waited.returncode, waited.stdout.strip()) == (0, expected), output[-4000:]
+    first, second = output.split("kompi-run: restart 1 of 2 after exit code ", 1)
+    reached, resumed = parse(first).epochs[-1].number, parse(second)
+    print(f"\nworker deleted after epoch {reached}; resumed after epoch {resumed.resumed_after}: {resumed.final_line}")
+    assert resumed.resumed_after is not None and reached - 1 <= resumed.resumed_after <= reached + 1
+    assert [epoch.number for epoch in resumed.epochs] == list(range(resumed.resumed_after + 1, EPOCHS + 1))
+    assert resumed.final_accuracy is not None and resumed.final_accuracy >= MIN_ACCURACY
+    assert json.loads((trained.volume / name / "result.json").read_text())["epochs"] == EPOCHS
 
 
 def test_one_shot_training_succeeds_and_releases_the_workers(
