@@ -18,7 +18,7 @@ from kompi_components.config.schema import KompiConfig
 from kompi_components.kube.access import ClusterAccess
 from kompi_components.manifests import queue
 from kompi_components.manifests.cluster import ClusterObjects, build_cluster
-from kompi_components.manifests.meta import KubeObject, Manifest
+from kompi_components.manifests.meta import Manifest, PlannedObject
 from kompi_components.manifests.pod import MPI_CONTAINER
 from kompi_components.naming import cluster_names
 
@@ -134,7 +134,7 @@ class KompiCluster(pulumi.ComponentResource):
         self,
         type_name: str,
         name: str,
-        objects: list[KubeObject],
+        objects: list[PlannedObject],
         depends_on: list[pulumi.Resource] | None = None,
         ordered: bool = False,
         rolled: bool = False,
@@ -144,7 +144,7 @@ class KompiCluster(pulumi.ComponentResource):
         naming = self._naming
         return ObjectGroup(type_name, name, objects, self, depends_on, ordered, naming=naming, inputs_of=inputs_of)
 
-    def _handed_over(self, item: KubeObject) -> Manifest:
+    def _handed_over(self, item: PlannedObject) -> Manifest:
         """``item``'s resource inputs; a StatefulSet's take their updateStrategy from its RollHandover (made here),
         which hands the roll of one made by an earlier kompi to kompi first."""
         inputs = self._naming.inputs(item)

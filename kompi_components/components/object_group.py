@@ -8,13 +8,13 @@ import pulumi
 
 from kompi_components.components.kubernetes_object import create_object, legacy_name, logical_name
 from kompi_components.components.object_inputs import ObjectInputs
-from kompi_components.manifests.meta import KubeObject, Manifest
+from kompi_components.manifests.meta import Manifest, PlannedObject
 
 
 class ObjectGroup(pulumi.ComponentResource):
     """``type_name`` is the concept (Network, Workers, Master, ...); children are the objects."""
 
-    objects: list[KubeObject]
+    objects: list[PlannedObject]
     manifests: list[Manifest]
     resources: list[pulumi.CustomResource]
 
@@ -22,13 +22,13 @@ class ObjectGroup(pulumi.ComponentResource):
         self,
         type_name: str,
         name: str,
-        objects: list[KubeObject],
+        objects: list[PlannedObject],
         parent: pulumi.Resource,
         depends_on: list[pulumi.Resource] | None = None,
         ordered: bool = False,
         *,
         naming: Naming,
-        inputs_of: Callable[[KubeObject], Manifest] | None = None,
+        inputs_of: Callable[[PlannedObject], Manifest] | None = None,
     ) -> None:
         """``ordered``: each object waits for the ones before it (RBAC before the pod that uses it);
         ``inputs_of``: each object's resource inputs, where not ``naming.inputs``."""
@@ -60,7 +60,7 @@ class Naming:
     def aliases(self, old_name: str) -> list[pulumi.Alias | str]:
         return [pulumi.Alias(name=old_name)] if self.legacy else []
 
-    def create(self, item: KubeObject, inputs: Manifest, opts: pulumi.ResourceOptions) -> pulumi.CustomResource:
+    def create(self, item: PlannedObject, inputs: Manifest, opts: pulumi.ResourceOptions) -> pulumi.CustomResource:
         """The object's resource, from ``inputs`` (``naming.inputs(item)``), under its Pulumi name."""
         manifest = item.manifest
         by_role = self.namespace_deferred and manifest["kind"] == "Namespace"

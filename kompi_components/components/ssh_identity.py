@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 import pulumi
 import pulumi_random as random
 
-from kompi_components.manifests.meta import KubeObject
+from kompi_components.manifests.meta import PlannedObject
 from kompi_components.naming import Names
 
 if TYPE_CHECKING:
@@ -48,7 +48,7 @@ class SshIdentity(pulumi.ComponentResource):
         # The public key is not secret, though it is derived from a secret seed.
         self.public_key = pulumi.Output.unsecret(files.apply(lambda f: f.client_public))
 
-    def store(self, secret: KubeObject, depends_on: list[pulumi.Resource], naming: Naming) -> pulumi.CustomResource:
+    def store(self, secret: PlannedObject, depends_on: list[pulumi.Resource], naming: Naming) -> pulumi.CustomResource:
         """Create the Secret (built from ``secret_data`` by kompi.manifests) as a child."""
         opts = pulumi.ResourceOptions(parent=self, depends_on=depends_on)
         created = naming.create(secret, naming.inputs(secret), opts)
