@@ -12,10 +12,10 @@ from collections.abc import Callable
 from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
-from pydantic.alias_generators import to_camel
 
 from kompi_components import contract, naming
 from kompi_components.config import formats, image_ref
+from kompi_components.config.keys import stack_key
 
 DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
@@ -101,7 +101,7 @@ class Model(BaseModel):
     """Strict, closed, camelCase models: an unknown or misspelt key is an error."""
 
     model_config = ConfigDict(
-        extra="forbid", strict=True, frozen=True, alias_generator=to_camel, populate_by_name=False
+        extra="forbid", strict=True, frozen=True, alias_generator=stack_key, populate_by_name=False
     )
 
 
