@@ -8,8 +8,9 @@ from pulumi.runtime.config import CONFIG, get_config_env
 from kompi_components.api import ClusterArgs, KompiCluster
 from kompi_components.config import ConfigError
 from kompi_components.config.errors import PREFIX
-from kompi_components.config.load import key_names
+from kompi_components.config.keys import to_python_names
 from kompi_components.config.namespaces import kompi_config
+from kompi_components.config.schema import KompiConfig
 
 DEFAULT_CLUSTER_NAME = "kompi"
 # The Kubernetes provider's settings, which kompi's rollout step follows to the same cluster.
@@ -29,11 +30,8 @@ def stack_config() -> dict[str, object]:
 def stack_args() -> ClusterArgs:
     """The stack config as the component's arguments: its keys in snake_case, its values as Pulumi gives them
     (strings, which the component reads as it reads stack config), and the provider's cluster settings."""
-    names = key_names()
-    args: dict[str, object] = {}
-    for key, value in stack_config().items():
-        short = key.removeprefix(f"{PREFIX}:")
-        args[names.get(short, short)] = value
+    config = {key.removeprefix(f"{PREFIX}:"): value for key, value in stack_config().items()}
+    args = to_python_names(config, KompiConfig)
     provider = pulumi.Config("kubernetes")
     for arg, setting in PROVIDER_SETTINGS.items():
         if value := provider.get(setting):

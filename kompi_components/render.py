@@ -8,12 +8,12 @@ import yaml
 
 from kompi_components.config import load_config
 from kompi_components.manifests.cluster import build_cluster
-from kompi_components.manifests.meta import KubeObject, Manifest
+from kompi_components.manifests.meta import Manifest, PlannedObject
 from kompi_components.ssh_identity import placeholder_secret_data
 from kompi_components.stack_files import read_stack_config
 
 
-def planned_objects(raw_config: dict[str, str]) -> list[KubeObject]:
+def planned_objects(raw_config: dict[str, str]) -> list[PlannedObject]:
     """The objects for ``raw_config`` (``kompi:*`` keys) with their Pulumi options; key material is replaced
     by placeholders."""
     config = load_config(raw_config)

@@ -9,7 +9,8 @@ from kompi_components import contract
 from kompi_components.components.args import ClusterArgs
 from kompi_components.components.data_guard import DataGuard, claim_identities
 from kompi_components.components.inputs import Resolved, resolve
-from kompi_components.components.object_group import Naming, ObjectGroup
+from kompi_components.components.kubernetes_object import ResourceFactory
+from kompi_components.components.object_group import ObjectGroup
 from kompi_components.components.object_inputs import ObjectInputs
 from kompi_components.components.queue_release import QueueRelease
 from kompi_components.components.rollout import RollHandover, StatefulSetRollout, handed_over
@@ -18,7 +19,7 @@ from kompi_components.config.schema import KompiConfig
 from kompi_components.kube.access import ClusterAccess
 from kompi_components.manifests import queue
 from kompi_components.manifests.cluster import ClusterObjects, build_cluster
-from kompi_components.manifests.meta import KubeObject, Manifest
+from kompi_components.manifests.meta import Manifest, PlannedObject
 from kompi_components.manifests.pod import MPI_CONTAINER
 from kompi_components.naming import cluster_names
 
@@ -83,7 +84,7 @@ class KompiCluster(pulumi.ComponentResource):
         real = None if resolved.real is None else resolved.real.apply(lambda c: build_cluster(c, identity.secret_data))
         # Clusters made by kompi 0.1.0 (the stack program, named after their clusterName) keep their objects.
         legacy = name == config.cluster_name and not resolved.deferred
-        self._naming = Naming(name, legacy, "namespace" in resolved.deferred, ObjectInputs(objects, real))
+        self._factory = ResourceFactory(name, legacy, "namespace" in resolved.deferred, ObjectInputs(objects, real))
 
         # Everything lives in the namespace, so it comes first when kompi creates it.
         namespace: list[pulumi.Resource] = []
@@ -93,7 +94,7 @@ class KompiCluster(pulumi.ComponentResource):
             group = self._group("Namespace", f"{name}-namespace", objects.namespace)
             namespace.append(group)
             self.namespace = _named_after(group.resources[0], namespace_name)
-        secret = identity.store(objects.ssh[0], namespace, self._naming)
+        secret = identity.store(objects.ssh[0], namespace, self._factory)
         pods_need: list[pulumi.Resource] = [*namespace, secret]
         pods_need.append(self._group("Network", f"{name}-network", objects.network, namespace))
         if objects.gang:
@@ -134,23 +135,23 @@ class KompiCluster(pulumi.ComponentResource):
         self,
         type_name: str,
         name: str,
-        objects: list[KubeObject],
+        objects: list[PlannedObject],
         depends_on: list[pulumi.Resource] | None = None,
         ordered: bool = False,
         rolled: bool = False,
     ) -> ObjectGroup:
         """``rolled``: the group's StatefulSet is rolled by kompi (``_handed_over``, ``_rolled``)."""
         inputs_of = self._handed_over if rolled else None
-        naming = self._naming
-        return ObjectGroup(type_name, name, objects, self, depends_on, ordered, naming=naming, inputs_of=inputs_of)
+        factory = self._factory
+        return ObjectGroup(type_name, name, objects, self, depends_on, ordered, factory=factory, inputs_of=inputs_of)
 
-    def _handed_over(self, item: KubeObject) -> Manifest:
+    def _handed_over(self, item: PlannedObject) -> Manifest:
         """``item``'s resource inputs; a StatefulSet's take their updateStrategy from its RollHandover (made here),
         which hands the roll of one made by an earlier kompi to kompi first."""
-        inputs = self._naming.inputs(item)
+        inputs = self._factory.inputs(item)
         if item.manifest["kind"] != "StatefulSet":
             return inputs
-        name = f"{self._naming.owner}-{item.manifest['metadata']['name']}-handover"
+        name = f"{self._factory.owner}-{item.manifest['metadata']['name']}-handover"
         return handed_over(inputs, RollHandover(name, inputs, self._access, pulumi.ResourceOptions(parent=self)))
 
     def _rolled(self, group: ObjectGroup) -> StatefulSetRollout | None:
@@ -160,9 +161,9 @@ class KompiCluster(pulumi.ComponentResource):
         for item, inputs, resource in zip(group.objects, group.manifests, group.resources, strict=True):
             if item.manifest["kind"] == "StatefulSet":
                 statefulset = item.manifest["metadata"]["name"]  # (the cluster's name, never a value known later)
-                aliases = self._naming.aliases(f"{statefulset}-rollout")
+                aliases = self._factory.aliases(f"{statefulset}-rollout")
                 opts = pulumi.ResourceOptions(parent=group, aliases=aliases)
-                name = f"{self._naming.owner}-{statefulset}-rollout"
+                name = f"{self._factory.owner}-{statefulset}-rollout"
                 # replicas that Pulumi leaves to someone else (a one-shot run's Job) are set back at a new run
                 restores = "spec.replicas" in item.options.ignore_changes
                 rollout = StatefulSetRollout(

@@ -19,12 +19,12 @@ import pulumi.dynamic
 from kompi_components.components.dynamic_provider import KompiProvider
 from kompi_components.errors import KompiError
 from kompi_components.impact.classify import REPLACED_WHEN_CHANGED, get_path, holds_claims
-from kompi_components.manifests.meta import KubeObject
+from kompi_components.manifests.meta import PlannedObject
 
 CLAIM_KINDS = ("PersistentVolumeClaim", "StatefulSet")
 
 
-def claim_identities(objects: list[KubeObject]) -> dict[str, dict[str, Any]]:
+def claim_identities(objects: list[PlannedObject]) -> dict[str, dict[str, Any]]:
     """For each claim or StatefulSet: whether deleting it deletes claims, and the fields whose change
     would replace it."""
     identities = {}

@@ -18,11 +18,10 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import pulumi
-from pydantic import BaseModel
 
 from kompi_components.config.errors import ConfigError
+from kompi_components.config.keys import to_stack_keys
 from kompi_components.config.load import load_config
-from kompi_components.config.reference import model_of
 from kompi_components.config.schema import KompiConfig
 
 # Config key that takes an Output -> its value in the shape config: valid where the real value must be. The
@@ -48,29 +47,6 @@ class InvalidArgs(ConfigError, pulumi.RunError):
 
 def is_output(value: object) -> bool:
     return isinstance(value, pulumi.Output) or inspect.isawaitable(value)
-
-
-def config_keys(args: Mapping[str, Any], model: type[BaseModel] = KompiConfig) -> dict[str, Any]:
-    """Python names -> config keys (camelCase), through kompi's own structures; Kubernetes objects inside
-    (resources, tolerations, ...) pass as they are. Keys already in camelCase stay; unknown ones too (the
-    config check names them)."""
-    converted: dict[str, Any] = {}
-    for key, value in args.items():
-        field = model.model_fields.get(key)
-        name = (field.alias or key) if field is not None else key
-        inner = model_of(field.annotation) if field is not None else None
-        if inner is None:
-            inner = next((model_of(f.annotation) for f in model.model_fields.values() if f.alias == key), None)
-        converted[name] = _converted(value, inner) if inner is not None else value
-    return converted
-
-
-def _converted(value: Any, model: type[BaseModel]) -> Any:
-    if isinstance(value, Mapping):
-        return config_keys(value, model)
-    if isinstance(value, list):
-        return [_converted(item, model) for item in value]
-    return value
 
 
 def whole_numbers(value: Any) -> Any:
@@ -126,7 +102,8 @@ class Resolved:
 
 def resolve(args: Mapping[str, Any], default_cluster_name: str) -> Resolved:
     """Raises InvalidArgs for the first bad plain value, before anything is registered."""
-    raw = config_keys({key: whole_numbers(value) for key, value in args.items() if key not in ACCESS_ARGS})
+    plain = {key: whole_numbers(value) for key, value in args.items() if key not in ACCESS_ARGS}
+    raw = to_stack_keys(plain, KompiConfig)
     raw.setdefault("clusterName", default_cluster_name)
     outputs = {key: value for key, value in raw.items() if key in SHAPE_VALUES and is_output(value)}
     for key, value in raw.items():

@@ -1,14 +1,16 @@
-"""Creates the Pulumi Kubernetes resource for one manifest dict (the only place that does)."""
+"""Makes the Pulumi Kubernetes resource of each of a cluster's objects (the only place that does): its Pulumi name
+and aliases, its inputs, its options."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
 
-from kompi_components.manifests.meta import Manifest, ObjectOptions
+from kompi_components.manifests.meta import Manifest, ObjectOptions, PlannedObject
 
 _RESOURCE_CLASSES: dict[tuple[str, str], Any] = {
     ("v1", "Namespace"): k8s.core.v1.Namespace,
@@ -61,3 +63,29 @@ def create_object(
         # Custom resources (PodGroup) keep apiVersion and kind as inputs.
         return k8s.apiextensions.CustomResource(name, api_version=api_version, kind=kind, opts=opts, **fields)
     return resource_class(name, opts=opts, **fields)  # type: ignore[no-any-return]
+
+
+class ResourceFactory:
+    """Makes each of one cluster's objects into its Pulumi resource: ``owner`` (the cluster's resource name)
+    starts every Pulumi name; ``legacy``: the stack may hold the objects under the names of kompi 0.1.0
+    (aliases carry them over); ``namespace_deferred``: the namespace is an Output, so the Namespace object is
+    named by its role; ``inputs`` gives an object its resource inputs."""
+
+    def __init__(
+        self, owner: str, legacy: bool, namespace_deferred: bool, inputs: Callable[[PlannedObject], Manifest]
+    ) -> None:
+        self.owner = owner
+        self.legacy = legacy
+        self.namespace_deferred = namespace_deferred
+        self.inputs = inputs
+
+    def aliases(self, old_name: str) -> list[pulumi.Alias | str]:
+        return [pulumi.Alias(name=old_name)] if self.legacy else []
+
+    def create(self, item: PlannedObject, inputs: Manifest, opts: pulumi.ResourceOptions) -> pulumi.CustomResource:
+        """The object's resource, from ``inputs`` (``factory.inputs(item)``), under its Pulumi name."""
+        manifest = item.manifest
+        by_role = self.namespace_deferred and manifest["kind"] == "Namespace"
+        aliases = pulumi.ResourceOptions(aliases=self.aliases(legacy_name(manifest)))
+        name = logical_name(self.owner, manifest, by_role)
+        return create_object(name, inputs, pulumi.ResourceOptions.merge(opts, aliases), item.options)

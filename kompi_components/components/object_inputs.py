@@ -12,7 +12,7 @@ from typing import Any
 import pulumi
 
 from kompi_components.manifests.cluster import ClusterObjects
-from kompi_components.manifests.meta import KubeObject, Manifest
+from kompi_components.manifests.meta import Manifest, PlannedObject
 
 # Fields that no config value changes, so the provider always sees them plain.
 _TYPE_FIELDS = ("apiVersion", "kind")
@@ -29,7 +29,7 @@ class ObjectInputs:
         self._positions = {id(item): position for position, item in enumerate(shape.all())}
         self._real = real
 
-    def __call__(self, item: KubeObject) -> Manifest:
+    def __call__(self, item: PlannedObject) -> Manifest:
         """``item``'s inputs: its manifest, or its fields as Outputs (metadata field by field, so that the
         name, namespace and labels each say when they are known)."""
         if self._real is None:

@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import base64
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pulumi
 import pulumi_random as random
 
-from kompi_components.manifests.meta import KubeObject
+from kompi_components.components.kubernetes_object import ResourceFactory
+from kompi_components.manifests.meta import PlannedObject
 from kompi_components.naming import Names
-
-if TYPE_CHECKING:
-    from kompi_components.components.object_group import Naming
 from kompi_components.ssh_identity import SEED_BYTES, SshIdentityFiles, identity_files
 
 
@@ -48,9 +46,11 @@ class SshIdentity(pulumi.ComponentResource):
         # The public key is not secret, though it is derived from a secret seed.
         self.public_key = pulumi.Output.unsecret(files.apply(lambda f: f.client_public))
 
-    def store(self, secret: KubeObject, depends_on: list[pulumi.Resource], naming: Naming) -> pulumi.CustomResource:
+    def store(
+        self, secret: PlannedObject, depends_on: list[pulumi.Resource], factory: ResourceFactory
+    ) -> pulumi.CustomResource:
         """Create the Secret (built from ``secret_data`` by kompi.manifests) as a child."""
         opts = pulumi.ResourceOptions(parent=self, depends_on=depends_on)
-        created = naming.create(secret, naming.inputs(secret), opts)
+        created = factory.create(secret, factory.inputs(secret), opts)
         self.register_outputs({"publicKey": self.public_key})
         return created

@@ -18,6 +18,7 @@ from pydantic import BaseModel, BeforeValidator
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
+from kompi_components.config.keys import stack_key
 from kompi_components.config.schema import KompiConfig
 
 # Values a program takes from other resources (a Namespace's name, a built image): pulumi.Input, so that an
@@ -127,7 +128,7 @@ def _docstring_lines(text: str) -> list[str]:
 
 
 def _field_lines(name: str, field: FieldInfo, top: bool) -> list[str]:
-    key = field.alias or name
+    key = stack_key(name)
     widened = any(isinstance(item, BeforeValidator) for item in field.metadata)
     text = "Any" if widened else annotation_text(field.annotation)
     if top and key in OUTPUT_KEYS:

@@ -16,6 +16,7 @@ from pydantic import ValidationError
 
 from kompi_components.config.checks import check_cross_field_rules
 from kompi_components.config.errors import MISSING, PREFIX, ConfigError
+from kompi_components.config.keys import python_names
 from kompi_components.config.schema import KompiConfig
 
 # pydantic error types -> what the user should have written.
@@ -33,11 +34,6 @@ _EXPECTATIONS: dict[str, str] = {
 }
 
 
-def key_names() -> dict[str, str]:
-    """Config key (camelCase, as users write it) -> model field name."""
-    return {field.alias or name: name for name, field in KompiConfig.model_fields.items()}
-
-
 def _accepts_only_str(annotation: object) -> bool:
     return annotation is str
 
@@ -52,7 +48,7 @@ def _accepts_str(annotation: object) -> bool:
 
 def accepts_null(key: str) -> bool:
     """Whether the top-level key (with or without ``kompi:``) takes null; unknown keys say yes (checked later)."""
-    field = key_names().get(key.removeprefix(f"{PREFIX}:"))
+    field = python_names(KompiConfig).get(key.removeprefix(f"{PREFIX}:"))
     if field is None:
         return True
     annotation = KompiConfig.model_fields[field].annotation
@@ -112,7 +108,7 @@ def _first_error(error: ValidationError) -> ConfigError:
 
 
 def _check_known_keys(raw: Mapping[str, object]) -> None:
-    known = key_names()
+    known = python_names(KompiConfig)
     for key in raw:
         if key not in known:
             close = difflib.get_close_matches(key, known, n=2, cutoff=0.6)
@@ -127,7 +123,7 @@ def load_config(raw: Mapping[str, object]) -> KompiConfig:
     """
     unprefixed = {key.split(":", 1)[1] if key.startswith(f"{PREFIX}:") else key: value for key, value in raw.items()}
     _check_known_keys(unprefixed)
-    names = key_names()
+    names = python_names(KompiConfig)
     data = {key: _decode(names[key], value) for key, value in unprefixed.items()}
     try:
         config = KompiConfig.model_validate(data, by_alias=True)

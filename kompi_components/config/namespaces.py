@@ -10,13 +10,14 @@ import difflib
 from collections.abc import Mapping
 
 from kompi_components.config.errors import PREFIX, ConfigError
-from kompi_components.config.load import key_names
+from kompi_components.config.keys import python_names
+from kompi_components.config.schema import KompiConfig
 
 EXAMPLE = f"{PREFIX}:workers"
 
 
 def _close_key(name: str) -> str | None:
-    known = list(key_names())
+    known = list(python_names(KompiConfig))
     if name in known:
         return name
     close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)

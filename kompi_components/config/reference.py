@@ -11,6 +11,7 @@ from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
+from kompi_components.config.keys import model_of, stack_key
 from kompi_components.config.schema import KompiConfig
 
 START = "<!-- config-table:start -->"
@@ -54,17 +55,6 @@ for _key in _POD_KEYS:
     KUBE_OPENMPI[f"workerPod.{_key}"] = f"`mpiWorkers.{_key}`"
 
 
-def model_of(annotation: object) -> type[BaseModel] | None:
-    """The model inside ``annotation`` (``Model``, ``Model | None``, ``list[Model]``), if any."""
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return annotation
-    for arg in typing.get_args(annotation):
-        model = model_of(arg)
-        if model:
-            return model
-    return None
-
-
 def _type_name(annotation: object) -> str:
     origin = typing.get_origin(annotation)
     args = typing.get_args(annotation)
@@ -98,7 +88,7 @@ def _default(field: FieldInfo) -> str:
 def rows(model: type[BaseModel] = KompiConfig, prefix: str = "") -> Iterator[tuple[str, str, str, str, str]]:
     """(key, type, default, description, kube-openmpi equivalent) for every key, nested ones too."""
     for name, field in model.model_fields.items():
-        key = prefix + (field.alias or name)
+        key = prefix + stack_key(name)
         equivalent = KUBE_OPENMPI.get(key.removeprefix("kompi:"), "-")
         yield key, _type_name(field.annotation), _default(field), field.description or "", equivalent
         nested = model_of(field.annotation)

@@ -12,10 +12,10 @@ from collections.abc import Callable
 from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
-from pydantic.alias_generators import to_camel
 
 from kompi_components import contract, naming
 from kompi_components.config import formats, image_ref
+from kompi_components.config.keys import stack_key
 
 DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
@@ -89,7 +89,9 @@ RelativePath = Annotated[str, AfterValidator(_relative_path)]
 ImageRepository = Annotated[str, _checked(image_ref.repository_problem)]
 ImageTag = Annotated[str, _checked(image_ref.tag_problem)]
 ImageReference = Annotated[str, _checked(image_ref.reference_problem)]
-KubeObject = dict[str, Any]
+# A part of a Kubernetes object as its API takes it (a toleration, an affinity, a volume, an env var): passed on
+# as written, Kubernetes checks it.
+KubeFragment = dict[str, Any]
 AccessMode = Literal["ReadWriteOnce", "ReadOnlyMany", "ReadWriteMany", "ReadWriteOncePod"]
 # Access modes that let more than one pod mount a claim (on different nodes).
 SHARED_ACCESS_MODES = frozenset({"ReadOnlyMany", "ReadWriteMany"})
@@ -99,7 +101,7 @@ class Model(BaseModel):
     """Strict, closed, camelCase models: an unknown or misspelt key is an error."""
 
     model_config = ConfigDict(
-        extra="forbid", strict=True, frozen=True, alias_generator=to_camel, populate_by_name=False
+        extra="forbid", strict=True, frozen=True, alias_generator=stack_key, populate_by_name=False
     )
 
 
@@ -108,10 +110,10 @@ class PodSettings(Model):
 
     resources: Resources = Field(default_factory=dict, description="container resources (requests/limits)")
     node_selector: dict[str, str] = Field(default_factory=dict, description="nodeSelector of the pods")
-    tolerations: list[KubeObject] = Field(default_factory=list, description="tolerations of the pods")
-    affinity: KubeObject = Field(default_factory=dict, description="affinity of the pods")
-    volumes: list[KubeObject] = Field(default_factory=list, description="extra pod volumes")
-    volume_mounts: list[KubeObject] = Field(default_factory=list, description="extra mounts in the MPI container")
+    tolerations: list[KubeFragment] = Field(default_factory=list, description="tolerations of the pods")
+    affinity: KubeFragment = Field(default_factory=dict, description="affinity of the pods")
+    volumes: list[KubeFragment] = Field(default_factory=list, description="extra pod volumes")
+    volume_mounts: list[KubeFragment] = Field(default_factory=list, description="extra mounts in the MPI container")
     annotations: dict[str, str] = Field(default_factory=dict, description="extra pod annotations")
 
 
@@ -251,7 +253,7 @@ def _env_vars(value: object) -> object:
     return [{"name": name, "value": value[name]} for name in sorted(value)]
 
 
-def _env_names(value: list[KubeObject]) -> list[KubeObject]:
+def _env_names(value: list[KubeFragment]) -> list[KubeFragment]:
     if not all(isinstance(entry.get("name"), str) and entry["name"] for entry in value):
         raise ValueError("a list of Kubernetes EnvVars, each with a name")
     return value
@@ -266,7 +268,7 @@ class DataPreparation(Model):
     command: Annotated[list[str], AfterValidator(_command)] = Field(
         description="command and arguments (exec form, no shell unless you call one)"
     )
-    env: Annotated[list[KubeObject], BeforeValidator(_env_vars), AfterValidator(_env_names)] = Field(
+    env: Annotated[list[KubeFragment], BeforeValidator(_env_vars), AfterValidator(_env_names)] = Field(
         default_factory=list, description="environment: a name->value map, or a list of Kubernetes EnvVars"
     )
     resources: Resources = Field(default_factory=dict, description="container resources (requests/limits)")

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from kompi_components.manifests.meta import KubeObject, Manifest
+from kompi_components.manifests.meta import Manifest, PlannedObject
 
 
 class Impact(enum.IntEnum):
@@ -79,7 +79,7 @@ def _identity(manifest: Manifest) -> tuple[str, str, str]:
     return manifest["kind"], meta.get("namespace", ""), meta["name"]
 
 
-def holds_claims(item: KubeObject) -> bool:
+def holds_claims(item: PlannedObject) -> bool:
     """Deleting this object deletes claims: a kompi-owned claim Pulumi does not retain, or a StatefulSet whose
     claims go with it."""
     manifest = item.manifest
@@ -93,7 +93,7 @@ def holds_claims(item: KubeObject) -> bool:
     return False
 
 
-def _removed(item: KubeObject, why: str) -> ObjectChange:
+def _removed(item: PlannedObject, why: str) -> ObjectChange:
     kind, name = item.manifest["kind"], item.manifest["metadata"]["name"]
     if holds_claims(item):
         return ObjectChange(kind, name, Impact.DELETES_DATA, f"{why}, and its claims with it")
@@ -113,7 +113,7 @@ def _changed_paths(before: Any, after: Any, prefix: str = "", depth: int = 2) ->
         yield from _changed_paths(before.get(key), after.get(key), f"{prefix}.{key}" if prefix else key, depth - 1)
 
 
-def _updated(old: KubeObject, new: KubeObject) -> ObjectChange | None:
+def _updated(old: PlannedObject, new: PlannedObject) -> ObjectChange | None:
     before, after = old.manifest, new.manifest
     if before == after:
         return None
@@ -129,7 +129,7 @@ def _updated(old: KubeObject, new: KubeObject) -> ObjectChange | None:
     return ObjectChange(kind, name, Impact.IN_PLACE, f"{', '.join(_changed_paths(before, after))} updated")
 
 
-def compare(before: Iterable[KubeObject], after: Iterable[KubeObject]) -> list[ObjectChange]:
+def compare(before: Iterable[PlannedObject], after: Iterable[PlannedObject]) -> list[ObjectChange]:
     """Each object that differs, with what the difference does to it."""
     old = {_identity(item.manifest): item for item in before}
     new = {_identity(item.manifest): item for item in after}

@@ -17,7 +17,7 @@ from unittest import mock
 
 from kompi_components import contract
 from kompi_components.impact.classify import Impact, ObjectChange, compare, impact_of
-from kompi_components.manifests.meta import KubeObject
+from kompi_components.manifests.meta import PlannedObject
 from kompi_components.render import planned_objects
 
 START = "<!-- change-table:start -->"
@@ -201,7 +201,7 @@ def _config(base: dict[str, Any], values: dict[str, Any]) -> dict[str, Any]:
     return config
 
 
-def _render(config: dict[str, Any], version: str | None = None) -> list[KubeObject]:
+def _render(config: dict[str, Any], version: str | None = None) -> list[PlannedObject]:
     raw = {f"kompi:{key}": value if isinstance(value, str) else json.dumps(value) for key, value in config.items()}
     if version is None:
         return planned_objects(raw)

@@ -26,7 +26,7 @@ from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
 from kompi_components.errors import KompiError
-from kompi_components.kube import admission, stuck
+from kompi_components.kube import kueue_status, stuck
 from kompi_components.kube.api import UNREADABLE, ApiNotAnswering, JsonApi, pod_selector, read_node
 from kompi_components.kube.conditions import is_ready
 from kompi_components.kube.workloads import StatefulSetWorkloads
@@ -274,8 +274,8 @@ class _QueueWait:
 
     def holds(self, waiting: list[dict[str, Any]], now: float, deadline: float) -> bool:
         """Some of ``waiting`` are gated: say why (when it changed) and keep waiting."""
-        gated = [pod for pod in waiting if admission.gated(pod)]
-        found = next((labels for pod in gated if (labels := admission.group_of(pod))), None)
+        gated = [pod for pod in waiting if kueue_status.gated(pod)]
+        found = next((labels for pod in gated if (labels := kueue_status.group_of(pod))), None)
         if found is None:
             self.since = None
             return False
@@ -283,12 +283,12 @@ class _QueueWait:
         members = int(gated[0]["metadata"].get("annotations", {}).get(TOTAL_COUNT_ANNOTATION, len(waiting)))
         workload = self._workload(group, deadline)
         name = self.rollout.statefulset
-        if never := admission.never_admitted(workload):
+        if never := kueue_status.never_admitted(workload):
             verb, why = never
             raise RolloutError(
                 f"StatefulSet {name}: Kueue will not {verb} its {len(gated)} pods (kompi:queue {queue}): {why}"
             )
-        state = admission.queue_state(queue, workload, members)
+        state = kueue_status.queue_state(queue, workload, members)
         if state != self.said:
             self.rollout.say(f"StatefulSet {name}: {state}")
             self.said = state

@@ -17,8 +17,8 @@ from typing import Any
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
-from kompi_components.kube.admission import group_of
 from kompi_components.kube.api import UNREADABLE, JsonApi
+from kompi_components.kube.kueue_status import group_of
 from kompi_components.manifests.queue import GROUP_LABEL
 
 WORKLOAD_GROUP, WORKLOAD_VERSION, WORKLOADS = "kueue.x-k8s.io", "v1beta2", "workloads"

@@ -9,7 +9,7 @@ from typing import Any
 from kompi_components.config.schema import KompiConfig
 from kompi_components.manifests.data import claims
 from kompi_components.manifests.gang import gang_objects
-from kompi_components.manifests.meta import KubeObject, Manifest
+from kompi_components.manifests.meta import Manifest, PlannedObject
 from kompi_components.manifests.namespace import namespace, pod_security_level
 from kompi_components.manifests.network_policy import network_policies
 from kompi_components.manifests.oneshot import job, release_rbac, worker_options
@@ -24,24 +24,24 @@ from kompi_components.naming import cluster_names
 class ClusterObjects:
     """Each group's objects with their Pulumi options."""
 
-    namespace: list[KubeObject]
-    ssh: list[KubeObject]
-    network: list[KubeObject]
-    data: list[KubeObject]
-    preparation: list[KubeObject]
-    workers: list[KubeObject]
-    master: list[KubeObject]
-    gang: list[KubeObject]
+    namespace: list[PlannedObject]
+    ssh: list[PlannedObject]
+    network: list[PlannedObject]
+    data: list[PlannedObject]
+    preparation: list[PlannedObject]
+    workers: list[PlannedObject]
+    master: list[PlannedObject]
+    gang: list[PlannedObject]
 
-    def all(self) -> list[KubeObject]:
+    def all(self) -> list[PlannedObject]:
         """Every object, in the order they are created."""
         groups = (self.namespace, self.ssh, self.network, self.data, self.preparation, self.workers, self.master)
         return [item for group in (*groups, self.gang) for item in group]
 
 
-def _plain(manifests: list[Manifest]) -> list[KubeObject]:
+def _plain(manifests: list[Manifest]) -> list[PlannedObject]:
     """Objects Pulumi treats as it does by default."""
-    return [KubeObject(item) for item in manifests]
+    return [PlannedObject(item) for item in manifests]
 
 
 def build_cluster(config: KompiConfig, ssh_data: Mapping[str, Any] | Any) -> ClusterObjects:
@@ -54,7 +54,7 @@ def build_cluster(config: KompiConfig, ssh_data: Mapping[str, Any] | Any) -> Clu
         network=_plain([headless_service(names), *network_policies(config, names)]),
         data=data,
         preparation=_plain(preparation_jobs(config, names, [claim.manifest for claim in data])),
-        workers=[KubeObject(workers(config, names), worker_options(config))],
+        workers=[PlannedObject(workers(config, names), worker_options(config))],
         # One-shot mode: the release RBAC, then the Job, instead of the master StatefulSet.
         master=_plain(
             [*release_rbac(config, names), job(config, names)] if config.one_shot.enabled else [master(config, names)]

@@ -7,7 +7,7 @@ from typing import Any
 
 from kompi_components import naming
 from kompi_components.config.schema import DataVolume, KompiConfig
-from kompi_components.manifests.meta import RETAIN_ON_DELETE, KubeObject, ObjectOptions, manifest, metadata
+from kompi_components.manifests.meta import RETAIN_ON_DELETE, ObjectOptions, PlannedObject, manifest, metadata
 from kompi_components.naming import Names
 
 COMPONENT = "data"
@@ -20,7 +20,7 @@ def read_only_in_pods(config: KompiConfig, volume: DataVolume) -> bool:
     return config.data_preparation is not None
 
 
-def claim(names: Names, volume: DataVolume) -> KubeObject:
+def claim(names: Names, volume: DataVolume) -> PlannedObject:
     spec: dict[str, Any] = {
         "accessModes": [volume.access_mode],
         "resources": {"requests": {"storage": volume.size}},
@@ -31,10 +31,10 @@ def claim(names: Names, volume: DataVolume) -> KubeObject:
     if volume.retain:
         meta["annotations"] = {RETAIN_ON_DELETE: "true"}  # for kubectl users: the option is what retains it
     claim_manifest = manifest("v1", "PersistentVolumeClaim", meta, spec=spec)
-    return KubeObject(claim_manifest, ObjectOptions(retain_on_delete=volume.retain))
+    return PlannedObject(claim_manifest, ObjectOptions(retain_on_delete=volume.retain))
 
 
-def claims(config: KompiConfig, names: Names) -> list[KubeObject]:
+def claims(config: KompiConfig, names: Names) -> list[PlannedObject]:
     return [claim(names, volume) for volume in config.data_volumes]
 
 

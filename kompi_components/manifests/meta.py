@@ -43,8 +43,8 @@ class ObjectOptions:
 
 
 @dataclass(frozen=True)
-class KubeObject:
-    """One object of a cluster: its manifest and its Pulumi options."""
+class PlannedObject:
+    """One object kompi plans for a cluster: its manifest and the Pulumi options it is created with."""
 
     manifest: Manifest
     options: ObjectOptions = ObjectOptions()

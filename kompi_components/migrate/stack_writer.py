@@ -11,7 +11,7 @@ import yaml
 from kompi_components import contract
 from kompi_components.config import KompiConfig, load_config
 from kompi_components.config.errors import PREFIX
-from kompi_components.config.load import key_names
+from kompi_components.config.keys import python_names
 from kompi_components.migrate.errors import ValuesError
 from kompi_components.migrate.translation import Translation
 from kompi_components.stack_files import as_pulumi_string
@@ -22,7 +22,7 @@ def stack_path(project_dir: Path, stack: str) -> Path:
 
 
 def _ordered_keys(config: dict[str, Any]) -> list[str]:
-    order = list(key_names())
+    order = list(python_names(KompiConfig))
     return sorted(config, key=lambda key: order.index(key) if key in order else len(order))
 
 

@@ -10,7 +10,9 @@ import pulumi
 import pulumi_kubernetes as k8s
 import pytest
 
+from kompi_components import api
 from kompi_components.api import ClusterArgs, InvalidArgs, KompiCluster
+from kompi_components.components import args
 from kompi_components.components.inputs import SHAPE_VALUES
 from kompi_components.components.object_inputs import ShapeMismatch, _same_object
 from kompi_components.config.args_source import args_module_source
@@ -62,6 +64,19 @@ def test_the_args_module_is_the_one_generated_from_the_config_schema() -> None:
     assert text == args_module_source(), (
         "run: python -m kompi_components.config.args_source > kompi_components/components/args.py"
     )
+
+
+def test_the_api_exports_every_generated_args_class() -> None:
+    """A program types each nested value with the class of its key (host_network: HostNetworkSettingsArgs, ...),
+    so the public API holds every class args.py defines, as args.py's own."""
+    generated = {
+        name: value
+        for name, value in vars(args).items()
+        if isinstance(value, type) and value.__module__ == args.__name__
+    }
+    assert "HostNetworkSettingsArgs" in generated and "ClusterArgs" in generated
+    assert set(generated) <= set(api.__all__)
+    assert all(getattr(api, name) is value for name, value in generated.items())
 
 
 def test_plain_args_create_the_golden_objects_of_the_same_config() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 
 from kompi_components.impact import Impact, ObjectChange, compare, impact_of
-from kompi_components.manifests.meta import RETAIN_ON_DELETE, KubeObject, ObjectOptions
+from kompi_components.manifests.meta import RETAIN_ON_DELETE, ObjectOptions, PlannedObject
 
 
 def _statefulset(**spec: object) -> dict:
@@ -23,19 +23,19 @@ CLAIMS = {
 }
 
 
-def _claim(name: str = "c-data", retain: bool = False, annotated: bool = False) -> KubeObject:
+def _claim(name: str = "c-data", retain: bool = False, annotated: bool = False) -> PlannedObject:
     meta: dict = {"name": name, "namespace": "ns"}
     if annotated:
         meta["annotations"] = {RETAIN_ON_DELETE: "true"}
     manifest = {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": meta, "spec": {"accessModes": ["RWX"]}}
-    return KubeObject(manifest, ObjectOptions(retain_on_delete=retain))
+    return PlannedObject(manifest, ObjectOptions(retain_on_delete=retain))
 
 
-def _compare(before: list[dict | KubeObject], after: list[dict | KubeObject]) -> list[ObjectChange]:
+def _compare(before: list[dict | PlannedObject], after: list[dict | PlannedObject]) -> list[ObjectChange]:
     """compare() of objects; a bare manifest has Pulumi's default options."""
 
-    def objects(items: list[dict | KubeObject]) -> list[KubeObject]:
-        return [item if isinstance(item, KubeObject) else KubeObject(item) for item in items]
+    def objects(items: list[dict | PlannedObject]) -> list[PlannedObject]:
+        return [item if isinstance(item, PlannedObject) else PlannedObject(item) for item in items]
 
     return compare(objects(before), objects(after))
 

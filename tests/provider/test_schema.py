@@ -14,7 +14,7 @@ from pulumi.runtime.proto import provider_pb2, provider_pb2_grpc
 
 from kompi_components import contract
 from kompi_components.components.inputs import SHAPE_VALUES
-from kompi_components.config.load import key_names
+from kompi_components.config.keys import python_names
 from kompi_components.config.schema import KompiConfig
 from kompi_components.provider import engine_arguments, schema
 from tests.stacks import REPO
@@ -64,7 +64,7 @@ def test_the_served_schema_is_the_checked_in_one(served: dict[str, Any]) -> None
 
 def test_the_cluster_takes_every_config_key_and_the_rollouts_cluster_access(served: dict[str, Any]) -> None:
     inputs = served["resources"][CLUSTER]["inputProperties"]
-    assert set(inputs) == set(key_names()) | {"kubeconfig", "kubeContext", "kubeCluster"}
+    assert set(inputs) == set(python_names(KompiConfig)) | {"kubeconfig", "kubeContext", "kubeCluster"}
     assert served["resources"][CLUSTER]["isComponent"] is True
     assert not served["resources"][CLUSTER].get("requiredInputs")  # every key has its default
     for key, field in KompiConfig.model_fields.items():

@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 import threading
-import time
 from pathlib import Path
 
 import pytest
 
-from kompi_engine.gobuild import COMPILE_FLAGS, COMPILER_ENV, BuildError, Component, GoBuild, build_components
+from kompi_engine import gobuild
+from kompi_engine.gobuild import (
+    COMPILE_FLAGS,
+    COMPILER_ENV,
+    BuildError,
+    BuildTimes,
+    Component,
+    GoBuild,
+    build_components,
+)
 
 WAIT = 30.0  # only reached when the behaviour is broken
 
@@ -44,6 +52,13 @@ def test_a_component_downloads_while_another_compiles_and_no_two_compile_at_once
     assert max(overlaps) == 1  # one compile at a time
     assert all(build.up_to_date(c.name, c.stamp, ()) for c in components)
 
+    # A second build of the same versions does no Go work: nothing made, each component up to date.
+    made_again: list[str] = []
+    lines: list[str] = []
+    again = [Component(c.name, c.binaries, c.stamp, lambda _, n=c.name: made_again.append(n)) for c in components]
+    assert build_components(build, again, lines.append) == {}
+    assert made_again == [] and lines == ["first: up to date (1)", "second: up to date (2)"]
+
 
 def test_the_first_failure_is_raised_and_the_components_not_started_are_not_built(tmp_path: Path) -> None:
     build = GoBuild(tmp_path, "go")
@@ -61,19 +76,50 @@ def test_the_first_failure_is_raised_and_the_components_not_started_are_not_buil
     assert not build.up_to_date("broken", "1", ())
 
 
-def test_each_component_is_told_its_compile_time_apart_from_its_wait_for_the_compiler(tmp_path: Path) -> None:
+class StepClock:
+    """gobuild's clock, moved on only by the test: the times a build reports are then exact. ``watch(event)``:
+    the next reading this thread takes sets ``event``."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+        self._watch = threading.local()
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+    def watch(self, event: threading.Event) -> None:
+        self._watch.event = event
+
+    def monotonic(self) -> float:
+        event: threading.Event | None = getattr(self._watch, "event", None)
+        if event is not None:
+            self._watch.event = None
+            event.set()
+        return self.now
+
+    def time(self) -> float:
+        return 1_700_000_000.0 + self.now
+
+
+def test_each_component_is_told_its_compile_time_apart_from_its_wait_for_the_compiler(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    clock = StepClock()
+    monkeypatch.setattr(gobuild, "time", clock)
     build = GoBuild(tmp_path, "go")
-    second_asks = threading.Event()
+    first_compiles, second_asks = threading.Event(), threading.Event()
 
     def first(_: GoBuild) -> None:
-        with build.compiling():
-            assert second_asks.wait(WAIT)
-            time.sleep(0.3)  # compiling while the second waits
+        with build.compiling():  # at 0, granted at once
+            first_compiles.set()
+            assert second_asks.wait(WAIT), "the second component never asked for the compiler"
+            clock.advance(3)  # its compile ends at 5; the second waits from 2
 
     def second(_: GoBuild) -> None:
-        time.sleep(0.2)  # downloading
-        second_asks.set()
-        with build.compiling():
+        assert first_compiles.wait(WAIT)
+        clock.advance(2)  # downloading 0 -> 2
+        clock.watch(second_asks)  # its ask for the compiler reads the clock at 2
+        with build.compiling():  # granted at 5, once the first's compile ends
             pass
 
     lines: list[str] = []
@@ -81,10 +127,10 @@ def test_each_component_is_told_its_compile_time_apart_from_its_wait_for_the_com
         build, [Component("first", (), "1", first), Component("second", (), "2", second)], lines.append
     )
 
-    assert times["first"].compiling >= 0.3 and times["first"].waiting < 0.1
-    assert times["second"].waiting >= 0.2 and times["second"].compiling < 0.1
-    assert times["second"].other >= 0.2
-    assert any(line.startswith("second: built in") and "waiting for the compiler" in line for line in lines)
+    assert times["first"] == BuildTimes(started=1_700_000_000.0, total=5, compiling=5, waiting=0)
+    assert times["second"] == BuildTimes(started=1_700_000_000.0, total=5, compiling=0, waiting=3)
+    assert times["second"].other == 2
+    assert "second: built in 5 s: compiling 0 s, waiting for the compiler 3 s, downloads and the rest 2 s" in lines
 
 
 def test_a_build_runs_go_build_with_the_compiler_settings_and_renames_its_binary_into_bin(tmp_path: Path) -> None:

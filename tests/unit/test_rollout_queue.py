@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from kubernetes.client.exceptions import ApiException
 
-from kompi_components.kube.admission import queue_state
 from kompi_components.kube.api import JsonApi
+from kompi_components.kube.kueue_status import queue_state
 from kompi_components.kube.rollout import Rollout, RolloutError
 from kompi_components.kube.workloads import StatefulSetWorkloads
 from kompi_components.manifests.queue import ADMISSION_GATE, GROUP_LABEL, QUEUE_LABEL, TOTAL_COUNT_ANNOTATION
