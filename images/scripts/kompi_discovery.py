@@ -82,7 +82,7 @@ Server = tuple[str, int]  # a DNS server's address and port
 
 
 class DnsError(RuntimeError):
-    """No usable answer (timeout, server failure): the caller keeps what it knew before."""
+    """No usable answer (timeout, server failure, socket error): the caller keeps what it knew before."""
 
 
 @dataclass(frozen=True, order=True)
@@ -216,8 +216,13 @@ def resolv_conf_path() -> str:
 
 
 def nameservers(resolv_conf: str | None = None) -> list[Server]:
+    path = Path(resolv_conf or resolv_conf_path())
+    try:
+        text = path.read_text()
+    except OSError as error:  # no server to ask: no answer, asked again next sweep
+        raise DnsError(f"cannot read {path}: {error}") from None
     servers = []
-    for line in Path(resolv_conf or resolv_conf_path()).read_text().splitlines():
+    for line in text.splitlines():
         fields = line.split()
         if len(fields) >= 2 and fields[0] == "nameserver":
             servers.append((fields[1], DNS_PORT))
@@ -293,20 +298,38 @@ def look_up(
 ) -> dict[str, Lookup]:
     """What DNS says of each name (A queries): it exists (an answer, with or without an address), it does
     not (NXDOMAIN), or no usable answer after ``attempts`` tries spread over the servers. Up to ``window``
-    queries are in flight at once, on one UDP socket per server."""
+    queries are in flight at once, on one UDP socket per server. Raises DnsError when no server can be
+    asked at all (no socket to any of them)."""
     servers = list(servers or nameservers())
     result: dict[str, Lookup] = {}
     queue = deque((name.rstrip(".").lower(), 0) for name in names)
+    if not queue:
+        return result
     in_flight: dict[int, tuple[str, int, float]] = {}  # id -> (name, attempt, deadline)
     next_id = random.randrange(1 << 16)
     selector = selectors.DefaultSelector()
     sockets = []
+    problems = []
     for server in servers:
-        sock = socket.socket(_family(server), socket.SOCK_DGRAM)
-        sock.setblocking(False)
-        sock.connect(server)  # answers from anyone else are dropped by the kernel
-        selector.register(sock, selectors.EVENT_READ, sock)
+        # A server the kernel will not send to (ENETUNREACH, EACCES, no file descriptor left) is left out;
+        # the names are asked of the others.
+        try:
+            sock = socket.socket(_family(server), socket.SOCK_DGRAM)
+        except OSError as error:
+            problems.append(f"{server[0]}: {error}")
+            continue
+        try:
+            sock.setblocking(False)
+            sock.connect(server)  # answers from anyone else are dropped by the kernel
+            selector.register(sock, selectors.EVENT_READ, sock)
+        except OSError as error:
+            sock.close()
+            problems.append(f"{server[0]}: {error}")
+            continue
         sockets.append(sock)
+    if not sockets:
+        selector.close()
+        raise DnsError(f"cannot ask any DNS server ({'; '.join(problems)})")
 
     def settle(name: str, attempt: int, lookup: Lookup) -> None:
         if lookup.exists is None and attempt + 1 < attempts:
@@ -448,7 +471,8 @@ class Discovery:
     last: Sweep | None = None
 
     def sweep(self) -> set[int]:
-        """One round: the workers listed now. Raises DnsError (nothing changes) if the SRV query fails."""
+        """One round: the workers listed now. Raises DnsError (nothing changes) if the SRV query fails
+        or no server can be asked about the names."""
         answer = query_srv(self.cluster.srv_name, self.servers, self.timeout)
         records = self.cluster.ready_workers(answer.records)
         self.port = next((record.port for record in answer.records), self.port)

@@ -231,6 +231,51 @@ def test_lookups_without_an_answer_change_nothing() -> None:
         assert discovery.listed == set(range(50))
 
 
+# The kernel refuses to send to the broadcast address (EACCES at connect and sendto), as it refuses an
+# unreachable network (ENETUNREACH, a resolv.conf naming an IPv6 server without an IPv6 route): an OSError
+# from the socket itself, not a lost answer.
+REFUSED_SERVER = ("255.255.255.255", 53)
+
+
+def test_a_server_the_kernel_refuses_is_no_answer_and_the_next_one_is_asked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """resolv.conf names a server no socket can reach, then one that answers: the SRV query and the lookups by
+    name (a cut answer) both go on to the second; the sweep, and `kompi-discover once`, never die of the first."""
+    with cluster_dns(tcp_limit=SMALL_TCP_LIMIT) as server:
+        publish(server, range(100))
+        discovery = kd.Discovery(CLUSTER, [REFUSED_SERVER, server.server], TIMEOUT, limit=FAULT_LIMIT)
+        assert discovery.sweep() == set(range(100))
+        assert discovery.last.cut and not discovery.last.unanswered
+        resolv_conf = tmp_path / "resolv.conf"
+        resolv_conf.write_text(f"nameserver {REFUSED_SERVER[0]}\nnameserver {server.server[0]}\n")
+        monkeypatch.setattr(kd, "DNS_PORT", server.server[1])
+        monkeypatch.setenv("KOMPI_RESOLV_CONF", str(resolv_conf))
+        monkeypatch.setenv("KOMPI_SERVICE_DOMAIN", DOMAIN)
+        monkeypatch.setenv("KOMPI_WORKER_PREFIX", CLUSTER.worker_prefix)
+        assert kd.main(["kompi-discover", "once"]) == 0
+    assert capsys.readouterr().out == CLUSTER.hostfile_text(range(100))
+
+
+def test_socket_errors_on_every_server_are_no_answer_and_change_nothing(tmp_path: Path) -> None:
+    """No server can be asked at all: the SRV query and the lookups raise DnsError naming the cause (the
+    callers' "no answer": the watcher keeps the hostfile and asks again), never the OSError itself."""
+    with pytest.raises(kd.DnsError, match=r"255\.255\.255\.255: .*Permission denied"):
+        kd.query_srv(CLUSTER.srv_name, [REFUSED_SERVER])
+    with pytest.raises(kd.DnsError, match=r"255\.255\.255\.255: .*Permission denied"):
+        kd.look_up([CLUSTER.fqdn(0)], [REFUSED_SERVER])
+    with pytest.raises(kd.DnsError, match=r"cannot read .*/missing-resolv\.conf: "):
+        kd.nameservers(str(tmp_path / "missing-resolv.conf"))
+    with cluster_dns(tcp_limit=SMALL_TCP_LIMIT) as server:
+        publish(server, range(100))
+        discovery = kd.Discovery(CLUSTER, [server.server], TIMEOUT, limit=FAULT_LIMIT)
+        assert discovery.sweep() == set(range(100))
+        discovery.servers = [REFUSED_SERVER]
+        with pytest.raises(kd.DnsError):
+            discovery.sweep()
+        assert discovery.listed == set(range(100)) and not discovery.misses
+
+
 def unused_udp_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
         sock.bind(("127.0.0.1", 0))
