@@ -21,7 +21,8 @@ workers that are not ready yet hides the ready ones above it; past that, block b
 last block held a ready worker (a StatefulSet scaled by hand). A worker
 leaves the hostfile only when DNS has denied it in 3 sweeps in a row (the SRV answer and a lookup of
 its own name each time), so that a stray NXDOMAIN for a ready pod (coredns/coredns#6518, #6658) does not
-drop it; a query that times out is no answer at all and changes nothing. docs/scale.md has the sizes.
+drop it; a query that times out is no answer at all and changes nothing (an SRV query that UDP leaves
+unanswered is asked over TCP first: docs/one-shot.md, "No answer"). docs/scale.md has the sizes.
 Only the Python standard library is used (a minimal DNS client).
 """
 
@@ -57,7 +58,9 @@ RCODE_NOERROR = 0
 RCODE_NXDOMAIN = 3
 EDNS_PAYLOAD = 4096
 QUERY_TIMEOUT = 0.5
-TCP_TIMEOUT = 2.0  # an answer of up to 64 KiB
+# A TCP query in all (connect, query, an answer of up to 64 KiB). An SRV query takes at most
+# QUERY_TIMEOUT + TCP_TIMEOUT (2.5 s) per nameserver: UDP, then TCP when the UDP answer was cut or never came.
+TCP_TIMEOUT = 2.0
 DNS_PORT = 53
 SA_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
 # Lookups of single names in flight at once: enough to sweep 4,096 workers in a fraction of a second,
@@ -241,10 +244,16 @@ def _ask_udp(server: Server, query: bytes, timeout: float) -> bytes:
 
 
 def _ask_tcp(server: Server, query: bytes, timeout: float) -> bytes:
+    """The answer within ``timeout`` seconds in all, however slowly it comes (TimeoutError after)."""
+    deadline = time.monotonic() + timeout
     with socket.create_connection(server, timeout=timeout) as sock:
         sock.sendall(struct.pack("!H", len(query)) + query)
         data = b""
         while len(data) < 2 or len(data) < 2 + struct.unpack_from("!H", data)[0]:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError("timed out")
+            sock.settimeout(left)
             chunk = sock.recv(65535)
             if not chunk:
                 raise OSError("connection closed")
@@ -265,21 +274,33 @@ QUERIES = QueryCount()
 def query_srv(name: str, servers: Sequence[Server] | None = None, timeout: float = QUERY_TIMEOUT) -> SrvAnswer:
     """SRV records of ``name``: no records when the name does not exist (no ready endpoint).
 
-    A UDP answer that does not fit is asked again over TCP; a TCP answer that still carries the TC bit
-    is what the server could fit in one message, and says so (``complete`` False).
+    A UDP answer that does not fit, or that never comes, is asked again over TCP (once, the same server);
+    a TCP answer that still carries the TC bit is what the server could fit in one message, and says so
+    (``complete`` False). Each server in turn, until one answers; DnsError when none does.
     """
     problems = []
     for server in servers or nameservers():
         query_id = random.randrange(1 << 16)
         query = build_query(name, SRV, query_id)
+        after_udp = ""  # why the answer was asked over TCP, for the error when that fails too
         try:
             QUERIES.sent += 1
-            rcode, truncated, records = parse_srv_response(_ask_udp(server, query, timeout), query_id)
-            if truncated:
+            reply: bytes | None
+            try:
+                reply = _ask_udp(server, query, timeout)
+            except TimeoutError:
+                # No answer at all: where IP fragments are dropped, every UDP answer over the MTU (about 25
+                # workers) is lost on the way, while the same answer over TCP gets through.
+                reply = None
+                after_udp = f"no answer over UDP in {timeout:g} s, then over TCP: "
+            truncated = False
+            if reply is not None:
+                rcode, truncated, records = parse_srv_response(reply, query_id)
+            if reply is None or truncated:
                 QUERIES.sent += 1
                 rcode, truncated, records = parse_srv_response(_ask_tcp(server, query, TCP_TIMEOUT), query_id)
         except (OSError, ValueError, struct.error, IndexError) as error:
-            problems.append(f"{server[0]}: {error or type(error).__name__}")
+            problems.append(f"{server[0]}: {after_udp}{error or type(error).__name__}")
             continue
         if rcode == RCODE_NOERROR:
             return SrvAnswer(records, complete=not truncated)

@@ -211,6 +211,42 @@ def test_without_any_answer_the_list_is_kept_and_the_cause_named() -> None:
         assert discovery.listed == set(range(5))
 
 
+# A UDP datagram larger than the path's MTU travels as IP fragments; where they are dropped, every SRV answer
+# over about 25 workers is lost (40 workers: about 2,000 bytes, under the 4,096 the client offers over UDP).
+FRAGMENTS_DROPPED = 1472
+
+
+@pytest.mark.parametrize(("workers", "udp_max"), [(40, FRAGMENTS_DROPPED), (5, 0)], ids=["fragments", "no-udp"])
+def test_an_srv_query_unanswered_over_udp_is_asked_over_tcp(workers: int, udp_max: int) -> None:
+    faults = Faults(udp_max=udp_max)
+    with cluster_dns(faults=faults) as server:
+        publish(server, range(workers))
+        answer = kd.query_srv(CLUSTER.srv_name, [server.server], TIMEOUT)
+        assert answer.complete and len(answer.records) == workers
+        assert (faults.udp_losses, server.tcp_queries) == (1, 1)
+        discovery = kd.Discovery(CLUSTER, [server.server], TIMEOUT)
+        assert discovery.sweep() == set(range(workers))
+        assert not discovery.last.cut
+
+
+def test_discover_once_lists_the_workers_where_udp_fragments_are_dropped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with cluster_dns(faults=Faults(udp_max=FRAGMENTS_DROPPED)) as server:
+        publish(server, range(40))
+        assert discover_once(server, tmp_path, monkeypatch) == 0
+    assert capsys.readouterr().out == CLUSTER.hostfile_text(range(40))
+
+
+def test_an_srv_query_unanswered_over_udp_and_tcp_is_no_answer() -> None:
+    with cluster_dns(faults=Faults(udp_max=0)) as server:
+        publish(server, range(5))
+        address = server.server
+        server.close()  # nothing listens now: UDP gets no answer, TCP is refused
+        with pytest.raises(kd.DnsError, match=f"no answer for {CLUSTER.srv_name} .*over TCP: .*refused"):
+            kd.query_srv(CLUSTER.srv_name, [address], TIMEOUT)
+
+
 def test_lookups_without_an_answer_change_nothing() -> None:
     lost = kd.look_up([CLUSTER.fqdn(5)], [("127.0.0.1", unused_udp_port())], timeout=0.05)
     assert lost == {CLUSTER.fqdn(5): kd.Lookup(None)}
