@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import os
+import shutil
 import struct
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -14,7 +17,7 @@ import pytest
 from annotated_types import Le
 
 from kompi_components.config.schema import KompiConfig
-from tests.discovery.module import kd
+from tests.discovery.module import PACKAGE, SCRIPT, kd
 
 CLUSTER = kd.Cluster("mpi.hpc.svc.cluster.local", "mpi-worker", 2)
 
@@ -127,3 +130,27 @@ def test_a_cut_answer_is_looked_up_to_kompis_worker_limit() -> None:
     looks up to with a cut answer is held equal to kompi:workers' maximum here."""
     (maximum,) = [item.le for item in KompiConfig.model_fields["workers"].metadata if isinstance(item, Le)]
     assert maximum == kd.WORKERS_LIMIT
+
+
+def test_the_commands_run_the_package_beside_the_launcher_through_their_symlinks(tmp_path: Path) -> None:
+    """As images/scripts/install.sh lays them out: the package and the launcher in one directory, the commands
+    symlinks to the launcher elsewhere; each finds the package and answers under its own name."""
+    lib, bin_dir = tmp_path / "lib", tmp_path / "bin"
+    shutil.copytree(PACKAGE, lib / PACKAGE.name, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy2(SCRIPT, lib / SCRIPT.name)
+    bin_dir.mkdir()
+    environment = {"PATH": os.environ["PATH"], "PYTHONDONTWRITEBYTECODE": "1"}
+    for command, args in (("kompi-discover", []), ("kompi-wait", ["3"])):
+        (bin_dir / command).symlink_to(lib / SCRIPT.name)
+        run = subprocess.run(
+            [sys.executable, str(bin_dir / command), "--help"], cwd=tmp_path, env=environment, capture_output=True
+        )
+        assert run.returncode == 0, run.stderr
+        assert run.stdout.decode().startswith(f"usage: {command} ")
+        run = subprocess.run(
+            [sys.executable, str(bin_dir / command), *args], cwd=tmp_path, env=environment, capture_output=True
+        )
+        assert (run.returncode, run.stderr.decode()) == (
+            1,
+            f"{command}: environment variable 'KOMPI_SERVICE_DOMAIN' is not set\n",
+        )

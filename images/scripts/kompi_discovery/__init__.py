@@ -1,7 +1,7 @@
-#!/usr/bin/python3
 """kompi's worker discovery from cluster DNS alone (no Kubernetes API, no credentials).
 
-Installed as three commands (the program looks at the name it was called by):
+Installed as two commands, symlinks to the launcher images/scripts/kompi-discover (the program looks at the
+name it was called by):
   kompi-discover [watch]       keep $KOMPI_HOSTFILE equal to the ready workers (a sweep every ~1 s)
   kompi-discover once          print the hostfile the ready workers give, once
   kompi-discover scale N       set the worker StatefulSet's replicas (one-shot mode: the pod's own
@@ -755,10 +755,3 @@ def main(argv: Sequence[str]) -> int:
     elif options.command == "scale":
         scale(options.replicas, cluster.worker_prefix)
     return 0
-
-
-if __name__ == "__main__":
-    try:
-        sys.exit(main(sys.argv))
-    except KeyboardInterrupt:
-        sys.exit(130)
