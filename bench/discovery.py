@@ -42,7 +42,7 @@ def poll_loop(cluster: kd.Cluster, hostfile: Path, period: float, stop: threadin
         started = time.monotonic()
         try:
             text = cluster.hostfile_text(discovery.sweep())
-        except kd.DnsError:
+        except kd.dns_client.DnsError:
             text = current  # keep the last hostfile, as kompi-discover does
         if text is not None and text != current:
             kd.write_atomically(hostfile, text)

@@ -1,8 +1,10 @@
 """images/scripts/kompi_discovery imported as a package (the images install it beside its launcher, not on
-Python's path), and the launcher that the images' kompi-discover and kompi-wait run."""
+Python's path), every module of it imported (``kd.dns_client``, ...), and the launcher that the images'
+kompi-discover and kompi-wait run."""
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import sys
 from types import ModuleType
@@ -22,6 +24,9 @@ def load() -> ModuleType:
         module = importlib.util.module_from_spec(spec)
         sys.modules["kompi_discovery"] = module
         spec.loader.exec_module(module)
+        for path in sorted(PACKAGE.glob("*.py")):
+            if path.stem != "__init__":
+                importlib.import_module(f"kompi_discovery.{path.stem}")
     return sys.modules["kompi_discovery"]
 
 

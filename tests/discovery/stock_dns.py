@@ -168,7 +168,7 @@ def stock_coredns(coredns: Path, kubeconfig: Path, address: str, scratch: Path) 
         dns = StockDns(address, resolv_conf, process)
         deadline = time.monotonic() + 60
         while (
-            kd.look_up([f"kubernetes.default.svc.{CLUSTER_DOMAIN}"], dns.servers)[
+            kd.dns_client.look_up([f"kubernetes.default.svc.{CLUSTER_DOMAIN}"], dns.servers)[
                 f"kubernetes.default.svc.{CLUSTER_DOMAIN}"
             ].exists
             is not True
@@ -192,7 +192,7 @@ def wait_until_served(dns: StockDns, workers: Workers, ready: set[int], timeout:
     names = {workers.cluster.fqdn(o) for o in ready}
     deadline = time.monotonic() + timeout
     while True:
-        found = kd.look_up(names, dns.servers)
+        found = kd.dns_client.look_up(names, dns.servers)
         missing = {name for name, lookup in found.items() if lookup.exists is not True}
         if not missing:
             return

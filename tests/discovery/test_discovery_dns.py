@@ -50,7 +50,7 @@ def publish(server: ClusterDns, ordinals: range | list[int] | set[int], address:
 def test_a_cut_srv_answer_is_never_taken_as_the_cluster(workers: int) -> None:
     with cluster_dns() as server:
         publish(server, range(workers))
-        answer = kd.query_srv(CLUSTER.srv_name, [server.server])
+        answer = kd.dns_client.query_srv(CLUSTER.srv_name, [server.server])
         assert not answer.complete and 0 < len(answer.records) < workers  # what one message holds
         discovery = kd.Discovery(CLUSTER, [server.server], TIMEOUT)
         assert discovery.sweep() == set(range(workers))
@@ -97,7 +97,7 @@ def test_ready_workers_above_a_block_of_late_ones_are_found(workers: int, blocks
     ready = set(range(workers)) - late
     with cluster_dns(tcp_limit=COREDNS_TCP_LIMIT, srv_order=ordinal_of) as server:
         publish(server, ready)
-        answer = kd.query_srv(CLUSTER.srv_name, [server.server])
+        answer = kd.dns_client.query_srv(CLUSTER.srv_name, [server.server])
         assert max(CLUSTER.ready_workers(answer.records)) < min(late)  # the cut hides everything above the block
         discovery = kd.Discovery(CLUSTER, [server.server], TIMEOUT)
         listed = discovery.sweep()
@@ -111,7 +111,7 @@ def discover_once(server: ClusterDns, tmp_path: Path, monkeypatch: pytest.Monkey
     """`kompi-discover once` as the master runs it, its resolv.conf naming ``server``."""
     resolv_conf = tmp_path / "resolv.conf"
     resolv_conf.write_text(f"nameserver {server.server[0]}\n")
-    monkeypatch.setattr(kd, "DNS_PORT", server.server[1])
+    monkeypatch.setattr(kd.dns_client, "DNS_PORT", server.server[1])
     monkeypatch.setenv("KOMPI_RESOLV_CONF", str(resolv_conf))
     monkeypatch.setenv("KOMPI_SERVICE_DOMAIN", DOMAIN)
     monkeypatch.setenv("KOMPI_WORKER_PREFIX", CLUSTER.worker_prefix)
@@ -187,7 +187,7 @@ def test_stray_denials_and_lost_queries_never_drop_a_ready_worker(tcp_limit: int
             before = set(discovery.listed)
             try:
                 listed = discovery.sweep()
-            except kd.DnsError:  # the SRV query itself was lost three times: nothing changes
+            except kd.dns_client.DnsError:  # the SRV query itself was lost three times: nothing changes
                 assert discovery.listed == before
                 unseen = set(range(320))
                 continue
@@ -206,7 +206,7 @@ def test_without_any_answer_the_list_is_kept_and_the_cause_named() -> None:
         discovery = kd.Discovery(CLUSTER, [server.server], LOST)
         assert discovery.sweep() == set(range(5))
         server.faults = Faults(drop=1.0)
-        with pytest.raises(kd.DnsError, match=f"no answer for {CLUSTER.srv_name}"):
+        with pytest.raises(kd.dns_client.DnsError, match=f"no answer for {CLUSTER.srv_name}"):
             discovery.sweep()
         assert discovery.listed == set(range(5))
 
@@ -221,7 +221,7 @@ def test_an_srv_query_unanswered_over_udp_is_asked_over_tcp(workers: int, udp_ma
     faults = Faults(udp_max=udp_max)
     with cluster_dns(faults=faults) as server:
         publish(server, range(workers))
-        answer = kd.query_srv(CLUSTER.srv_name, [server.server], TIMEOUT)
+        answer = kd.dns_client.query_srv(CLUSTER.srv_name, [server.server], TIMEOUT)
         assert answer.complete and len(answer.records) == workers
         assert (faults.udp_losses, server.tcp_queries) == (1, 1)
         discovery = kd.Discovery(CLUSTER, [server.server], TIMEOUT)
@@ -243,13 +243,13 @@ def test_an_srv_query_unanswered_over_udp_and_tcp_is_no_answer() -> None:
         publish(server, range(5))
         address = server.server
         server.close()  # nothing listens now: UDP gets no answer, TCP is refused
-        with pytest.raises(kd.DnsError, match=f"no answer for {CLUSTER.srv_name} .*over TCP: .*refused"):
-            kd.query_srv(CLUSTER.srv_name, [address], TIMEOUT)
+        with pytest.raises(kd.dns_client.DnsError, match=f"no answer for {CLUSTER.srv_name} .*over TCP: .*refused"):
+            kd.dns_client.query_srv(CLUSTER.srv_name, [address], TIMEOUT)
 
 
 def test_lookups_without_an_answer_change_nothing() -> None:
-    lost = kd.look_up([CLUSTER.fqdn(5)], [("127.0.0.1", unused_udp_port())], timeout=0.05)
-    assert lost == {CLUSTER.fqdn(5): kd.Lookup(None)}
+    lost = kd.dns_client.look_up([CLUSTER.fqdn(5)], [("127.0.0.1", unused_udp_port())], timeout=0.05)
+    assert lost == {CLUSTER.fqdn(5): kd.dns_client.Lookup(None)}
     with cluster_dns(tcp_limit=SMALL_TCP_LIMIT) as server:
         publish(server, range(100))
         discovery = kd.Discovery(CLUSTER, [server.server], LOST, limit=FAULT_LIMIT)
@@ -285,7 +285,7 @@ def test_a_server_the_kernel_refuses_is_no_answer_and_the_next_one_is_asked(
         assert discovery.last.cut and not discovery.last.unanswered
         resolv_conf = tmp_path / "resolv.conf"
         resolv_conf.write_text(f"nameserver {REFUSED_SERVER[0]}\nnameserver {server.server[0]}\n")
-        monkeypatch.setattr(kd, "DNS_PORT", server.server[1])
+        monkeypatch.setattr(kd.dns_client, "DNS_PORT", server.server[1])
         monkeypatch.setenv("KOMPI_RESOLV_CONF", str(resolv_conf))
         monkeypatch.setenv("KOMPI_SERVICE_DOMAIN", DOMAIN)
         monkeypatch.setenv("KOMPI_WORKER_PREFIX", CLUSTER.worker_prefix)
@@ -296,18 +296,18 @@ def test_a_server_the_kernel_refuses_is_no_answer_and_the_next_one_is_asked(
 def test_socket_errors_on_every_server_are_no_answer_and_change_nothing(tmp_path: Path) -> None:
     """No server can be asked at all: the SRV query and the lookups raise DnsError naming the cause (the
     callers' "no answer": the watcher keeps the hostfile and asks again), never the OSError itself."""
-    with pytest.raises(kd.DnsError, match=r"255\.255\.255\.255: .*Permission denied"):
-        kd.query_srv(CLUSTER.srv_name, [REFUSED_SERVER])
-    with pytest.raises(kd.DnsError, match=r"255\.255\.255\.255: .*Permission denied"):
-        kd.look_up([CLUSTER.fqdn(0)], [REFUSED_SERVER])
-    with pytest.raises(kd.DnsError, match=r"cannot read .*/missing-resolv\.conf: "):
-        kd.nameservers(str(tmp_path / "missing-resolv.conf"))
+    with pytest.raises(kd.dns_client.DnsError, match=r"255\.255\.255\.255: .*Permission denied"):
+        kd.dns_client.query_srv(CLUSTER.srv_name, [REFUSED_SERVER])
+    with pytest.raises(kd.dns_client.DnsError, match=r"255\.255\.255\.255: .*Permission denied"):
+        kd.dns_client.look_up([CLUSTER.fqdn(0)], [REFUSED_SERVER])
+    with pytest.raises(kd.dns_client.DnsError, match=r"cannot read .*/missing-resolv\.conf: "):
+        kd.dns_client.nameservers(str(tmp_path / "missing-resolv.conf"))
     with cluster_dns(tcp_limit=SMALL_TCP_LIMIT) as server:
         publish(server, range(100))
         discovery = kd.Discovery(CLUSTER, [server.server], TIMEOUT, limit=FAULT_LIMIT)
         assert discovery.sweep() == set(range(100))
         discovery.servers = [REFUSED_SERVER]
-        with pytest.raises(kd.DnsError):
+        with pytest.raises(kd.dns_client.DnsError):
             discovery.sweep()
         assert discovery.listed == set(range(100)) and not discovery.misses
 

@@ -23,7 +23,7 @@ CLUSTER = kd.Cluster("mpi.hpc.svc.cluster.local", "mpi-worker", 2)
 
 
 def srv(target: str, port: int = 2222) -> object:
-    return kd.SrvRecord(0, 100, port, target)
+    return kd.dns_client.SrvRecord(0, 100, port, target)
 
 
 def test_hostfile_is_in_numeric_worker_order_with_slots() -> None:
@@ -80,7 +80,7 @@ def dnspython_response(query: bytes, rcode: int, targets: list[str]) -> bytes:
 
 
 def test_query_is_valid_dns_and_srv_answers_parse_with_compression() -> None:
-    query = kd.build_query(CLUSTER.srv_name, kd.SRV, 0x1234)
+    query = kd.dns_client.build_query(CLUSTER.srv_name, kd.dns_client.SRV, 0x1234)
     parsed = dns.message.from_wire(query)
     assert parsed.id == 0x1234
     assert str(parsed.question[0].name) == CLUSTER.srv_name + "."
@@ -89,25 +89,25 @@ def test_query_is_valid_dns_and_srv_answers_parse_with_compression() -> None:
     targets = [f"mpi-worker-{i}.mpi.hpc.svc.cluster.local" for i in range(40)]
     wire = dnspython_response(query, 0, targets)
     assert b"\xc0\x0c" in wire  # answer owners are compression pointers to the question
-    rcode, truncated, records = kd.parse_srv_response(wire, 0x1234)
+    rcode, truncated, records = kd.dns_client.parse_srv_response(wire, 0x1234)
     assert (rcode, truncated) == (0, False)
     assert [r.target for r in records] == targets
     assert {r.port for r in records} == {2222}
 
 
 def test_nxdomain_means_no_ready_worker_and_a_wrong_id_is_refused() -> None:
-    query = kd.build_query(CLUSTER.srv_name, kd.SRV, 7)
-    assert kd.parse_srv_response(dnspython_response(query, 3, []), 7) == (3, False, [])
+    query = kd.dns_client.build_query(CLUSTER.srv_name, kd.dns_client.SRV, 7)
+    assert kd.dns_client.parse_srv_response(dnspython_response(query, 3, []), 7) == (3, False, [])
     with pytest.raises(ValueError):
-        kd.parse_srv_response(dnspython_response(query, 0, []), 8)
+        kd.dns_client.parse_srv_response(dnspython_response(query, 0, []), 8)
     with pytest.raises((ValueError, struct.error)):
-        kd.parse_srv_response(b"\0" * 5, 7)
+        kd.dns_client.parse_srv_response(b"\0" * 5, 7)
 
 
 def test_resolv_conf_nameservers(tmp_path: Path) -> None:
     conf = tmp_path / "resolv.conf"
     conf.write_text("search hpc.svc.cluster.local\nnameserver 10.96.0.10\noptions ndots:5\nnameserver fd00::a\n")
-    assert kd.nameservers(str(conf)) == [("10.96.0.10", 53), ("fd00::a", 53)]
+    assert kd.dns_client.nameservers(str(conf)) == [("10.96.0.10", 53), ("fd00::a", 53)]
 
 
 def test_a_computing_master_comes_first_with_its_slots(monkeypatch: pytest.MonkeyPatch) -> None:
