@@ -45,6 +45,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .dns_client import QUERIES, QUERY_TIMEOUT, DnsError, Lookup, Server, SrvRecord, look_up, query_srv
+from .log import log
 
 SA_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
 # kompi:workers' maximum (kompi_components/config/schema.py; tests/discovery/test_discovery_unit.py holds
@@ -60,10 +61,6 @@ PROBE_MARGIN = 64
 MISSES_TO_DROP = 3
 SSH_PROBES = 64  # SSH banner checks of kompi-wait in flight at once
 MISSING_NAMED = 20  # kompi-wait names this many missing workers, then counts the rest
-
-
-def log(message: str) -> None:
-    print(f"{Path(sys.argv[0]).name}: {message}", file=sys.stderr, flush=True)
 
 
 # --- the cluster's workers and the hostfile ---------------------------------------------------
