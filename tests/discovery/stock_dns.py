@@ -45,8 +45,8 @@ class Workers:
         return f"{self.service}-worker"
 
     @property
-    def cluster(self) -> kd.Cluster:
-        return kd.Cluster(f"{self.service}.{self.namespace}.svc.{CLUSTER_DOMAIN}", self.prefix, 1)
+    def cluster(self) -> kd.cluster.Cluster:
+        return kd.cluster.Cluster(f"{self.service}.{self.namespace}.svc.{CLUSTER_DOMAIN}", self.prefix, 1)
 
     def address(self, ordinal: int) -> str:
         """198.18.x.y, in WORKER_RANGE (the API server refuses loopback endpoint addresses)."""

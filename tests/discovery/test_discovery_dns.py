@@ -20,7 +20,7 @@ from tests.discovery.dns_server import ClusterDns, Faults
 from tests.discovery.module import kd
 
 DOMAIN = "big.hpc.svc.cluster.local"
-CLUSTER = kd.Cluster(DOMAIN, "big-worker", 1)
+CLUSTER = kd.cluster.Cluster(DOMAIN, "big-worker", 1)
 SMALL_TCP_LIMIT = 2048  # about 40 workers per answer: the cut path without thousands of workers
 # About 800 workers per answer, as stock CoreDNS cuts with longer names (docs/scale.md); this server's short
 # names fit about 1,090 in 65,535 bytes.

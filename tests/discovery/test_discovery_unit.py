@@ -19,7 +19,7 @@ from annotated_types import Le
 from kompi_components.config.schema import KompiConfig
 from tests.discovery.module import PACKAGE, SCRIPT, kd
 
-CLUSTER = kd.Cluster("mpi.hpc.svc.cluster.local", "mpi-worker", 2)
+CLUSTER = kd.cluster.Cluster("mpi.hpc.svc.cluster.local", "mpi-worker", 2)
 
 
 def srv(target: str, port: int = 2222) -> object:
@@ -60,7 +60,7 @@ def test_hostfile_is_replaced_atomically(tmp_path: Path) -> None:
     reader.start()
     for _ in range(100):
         for text in texts:
-            kd.write_atomically(hostfile, text)
+            kd.cluster.write_atomically(hostfile, text)
     stop.set()
     reader.join()
     assert seen <= set(texts)  # never a partly written file
@@ -115,14 +115,14 @@ def test_a_computing_master_comes_first_with_its_slots(monkeypatch: pytest.Monke
     monkeypatch.setenv("KOMPI_WORKER_PREFIX", "mpi-worker")
     monkeypatch.setenv("KOMPI_SLOTS_PER_WORKER", "2")
     monkeypatch.setenv("KOMPI_MASTER_SLOTS", "2")
-    monkeypatch.setattr(kd.socket, "gethostname", lambda: "mpi-master-0")
-    assert kd.Cluster.from_env().hostfile_text([1, 0]) == (
+    monkeypatch.setattr(kd.cluster.socket, "gethostname", lambda: "mpi-master-0")
+    assert kd.cluster.Cluster.from_env().hostfile_text([1, 0]) == (
         "mpi-master-0.mpi.hpc.svc.cluster.local slots=2\n"
         "mpi-worker-0.mpi.hpc.svc.cluster.local slots=2\n"
         "mpi-worker-1.mpi.hpc.svc.cluster.local slots=2\n"
     )
     monkeypatch.delenv("KOMPI_MASTER_SLOTS")
-    assert kd.Cluster.from_env().hostfile_text([0]) == "mpi-worker-0.mpi.hpc.svc.cluster.local slots=2\n"
+    assert kd.cluster.Cluster.from_env().hostfile_text([0]) == "mpi-worker-0.mpi.hpc.svc.cluster.local slots=2\n"
 
 
 def test_a_cut_answer_is_looked_up_to_kompis_worker_limit() -> None:

@@ -123,7 +123,7 @@ def test_a_late_worker_above_a_block_is_listed_within_two_sweeps(
 
 
 def hosts(hostfile: Path) -> set[str]:
-    return kd.hostfile_hosts(hostfile)
+    return kd.cluster.hostfile_hosts(hostfile)
 
 
 def until(condition: Callable[[], bool], timeout: float) -> bool:
