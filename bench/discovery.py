@@ -36,7 +36,7 @@ DOMAIN = "bench.hpc.svc.cluster.local"
 
 
 def poll_loop(cluster: kd.cluster.Cluster, hostfile: Path, period: float, stop: threading.Event) -> None:
-    discovery = kd.Discovery(cluster, [(DNS_ADDRESS, 53)])
+    discovery = kd.sweep.Discovery(cluster, [(DNS_ADDRESS, 53)])
     current = None
     while not stop.is_set():
         started = time.monotonic()

@@ -88,8 +88,8 @@ def main() -> None:
         held, whole = srv_answer(cluster, workers)
         # a whole answer: one SRV query; a cut one: the SRV query and every other ordinal below kompi's limit
         # by name, and a block past the highest ready worker where that block reaches past the limit
-        probed = max(workers, kd.WORKERS_LIMIT)
-        queries = 1 if held >= workers else 1 + (probed - held) + max(0, workers + kd.PROBE_MARGIN - probed)
+        probed = max(workers, kd.sweep.WORKERS_LIMIT)
+        queries = 1 if held >= workers else 1 + (probed - held) + max(0, workers + kd.sweep.PROBE_MARGIN - probed)
         waves = math.ceil(workers / OPEN_MPI_RSH_CONCURRENT)
         print(
             f"{workers:7}  {objects:7}  {secrets:13}  {hostfile / 1024:12.1f}  {held:16}  {whole / 1024:16.1f}"

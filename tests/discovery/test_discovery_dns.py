@@ -52,7 +52,7 @@ def test_a_cut_srv_answer_is_never_taken_as_the_cluster(workers: int) -> None:
         publish(server, range(workers))
         answer = kd.dns_client.query_srv(CLUSTER.srv_name, [server.server])
         assert not answer.complete and 0 < len(answer.records) < workers  # what one message holds
-        discovery = kd.Discovery(CLUSTER, [server.server], TIMEOUT)
+        discovery = kd.sweep.Discovery(CLUSTER, [server.server], TIMEOUT)
         assert discovery.sweep() == set(range(workers))
         assert discovery.last.cut
         assert CLUSTER.hostfile_text(discovery.listed).count("\n") == workers
@@ -61,7 +61,7 @@ def test_a_cut_srv_answer_is_never_taken_as_the_cluster(workers: int) -> None:
 def test_a_whole_answer_is_one_query() -> None:
     with cluster_dns() as server:
         publish(server, range(20))  # fits in 4,096 bytes over UDP
-        discovery = kd.Discovery(CLUSTER, [server.server], TIMEOUT)
+        discovery = kd.sweep.Discovery(CLUSTER, [server.server], TIMEOUT)
         assert discovery.sweep() == set(range(20))
         assert (server.queries, server.tcp_queries, discovery.last.cut) == (1, 0, False)
         assert discovery.port == 2222 and discovery.addresses[7] == "127.0.0.1"
@@ -70,7 +70,7 @@ def test_a_whole_answer_is_one_query() -> None:
 def test_a_scale_up_far_past_the_answer_is_found_in_one_sweep() -> None:
     with cluster_dns(tcp_limit=SMALL_TCP_LIMIT) as server:
         publish(server, range(3))
-        discovery = kd.Discovery(CLUSTER, [server.server], TIMEOUT)
+        discovery = kd.sweep.Discovery(CLUSTER, [server.server], TIMEOUT)
         assert discovery.sweep() == {0, 1, 2}
         publish(server, range(3, 1000))  # 0..999 ready, an answer holds about 40
         assert discovery.sweep() == set(range(1000))
@@ -99,7 +99,7 @@ def test_ready_workers_above_a_block_of_late_ones_are_found(workers: int, blocks
         publish(server, ready)
         answer = kd.dns_client.query_srv(CLUSTER.srv_name, [server.server])
         assert max(CLUSTER.ready_workers(answer.records)) < min(late)  # the cut hides everything above the block
-        discovery = kd.Discovery(CLUSTER, [server.server], TIMEOUT)
+        discovery = kd.sweep.Discovery(CLUSTER, [server.server], TIMEOUT)
         listed = discovery.sweep()
         assert listed == ready, f"{len(listed)} of {len(ready)} ready workers listed"
         for block in blocks:  # a late worker of each block turns ready: the next sweep lists it
@@ -146,7 +146,7 @@ def test_discover_once_fails_when_a_worker_gets_no_answer(
 def test_a_worker_that_turns_not_ready_leaves_after_three_sweeps(tcp_limit: int) -> None:
     with cluster_dns(tcp_limit=tcp_limit) as server:
         publish(server, range(100))
-        discovery = kd.Discovery(CLUSTER, [server.server], TIMEOUT)
+        discovery = kd.sweep.Discovery(CLUSTER, [server.server], TIMEOUT)
         assert discovery.sweep() == set(range(100))
         server.withdraw(CLUSTER.fqdn(42))
         server.withdraw(CLUSTER.fqdn(99))
@@ -170,7 +170,7 @@ def test_stray_denials_and_lost_queries_never_drop_a_ready_worker(tcp_limit: int
     with cluster_dns(tcp_limit=tcp_limit, faults=faults) as server:
         ready = set(range(300))
         publish(server, ready)
-        discovery = kd.Discovery(CLUSTER, [server.server], LOST, limit=FAULT_LIMIT)
+        discovery = kd.sweep.Discovery(CLUSTER, [server.server], LOST, limit=FAULT_LIMIT)
         gone_since: dict[int, int] = {}  # ordinal -> sweeps that answered for it since it turned not ready
         unseen: set[int] = set()  # workers whose answers the last sweep did not read (lost or too late)
         for sweep in range(30):
@@ -203,7 +203,7 @@ def test_stray_denials_and_lost_queries_never_drop_a_ready_worker(tcp_limit: int
 def test_without_any_answer_the_list_is_kept_and_the_cause_named() -> None:
     with cluster_dns() as server:
         publish(server, range(5))
-        discovery = kd.Discovery(CLUSTER, [server.server], LOST)
+        discovery = kd.sweep.Discovery(CLUSTER, [server.server], LOST)
         assert discovery.sweep() == set(range(5))
         server.faults = Faults(drop=1.0)
         with pytest.raises(kd.dns_client.DnsError, match=f"no answer for {CLUSTER.srv_name}"):
@@ -224,7 +224,7 @@ def test_an_srv_query_unanswered_over_udp_is_asked_over_tcp(workers: int, udp_ma
         answer = kd.dns_client.query_srv(CLUSTER.srv_name, [server.server], TIMEOUT)
         assert answer.complete and len(answer.records) == workers
         assert (faults.udp_losses, server.tcp_queries) == (1, 1)
-        discovery = kd.Discovery(CLUSTER, [server.server], TIMEOUT)
+        discovery = kd.sweep.Discovery(CLUSTER, [server.server], TIMEOUT)
         assert discovery.sweep() == set(range(workers))
         assert not discovery.last.cut
 
@@ -252,7 +252,7 @@ def test_lookups_without_an_answer_change_nothing() -> None:
     assert lost == {CLUSTER.fqdn(5): kd.dns_client.Lookup(None)}
     with cluster_dns(tcp_limit=SMALL_TCP_LIMIT) as server:
         publish(server, range(100))
-        discovery = kd.Discovery(CLUSTER, [server.server], LOST, limit=FAULT_LIMIT)
+        discovery = kd.sweep.Discovery(CLUSTER, [server.server], LOST, limit=FAULT_LIMIT)
         assert discovery.sweep() == set(range(100))
         for ordinal in range(50, 100):
             server.withdraw(CLUSTER.fqdn(ordinal))
@@ -280,7 +280,7 @@ def test_a_server_the_kernel_refuses_is_no_answer_and_the_next_one_is_asked(
     name (a cut answer) both go on to the second; the sweep, and `kompi-discover once`, never die of the first."""
     with cluster_dns(tcp_limit=SMALL_TCP_LIMIT) as server:
         publish(server, range(100))
-        discovery = kd.Discovery(CLUSTER, [REFUSED_SERVER, server.server], TIMEOUT, limit=FAULT_LIMIT)
+        discovery = kd.sweep.Discovery(CLUSTER, [REFUSED_SERVER, server.server], TIMEOUT, limit=FAULT_LIMIT)
         assert discovery.sweep() == set(range(100))
         assert discovery.last.cut and not discovery.last.unanswered
         resolv_conf = tmp_path / "resolv.conf"
@@ -304,7 +304,7 @@ def test_socket_errors_on_every_server_are_no_answer_and_change_nothing(tmp_path
         kd.dns_client.nameservers(str(tmp_path / "missing-resolv.conf"))
     with cluster_dns(tcp_limit=SMALL_TCP_LIMIT) as server:
         publish(server, range(100))
-        discovery = kd.Discovery(CLUSTER, [server.server], TIMEOUT, limit=FAULT_LIMIT)
+        discovery = kd.sweep.Discovery(CLUSTER, [server.server], TIMEOUT, limit=FAULT_LIMIT)
         assert discovery.sweep() == set(range(100))
         discovery.servers = [REFUSED_SERVER]
         with pytest.raises(kd.dns_client.DnsError):
@@ -355,4 +355,4 @@ def test_kompi_wait_looks_up_only_the_workers_it_waits_for() -> None:
     with sshd_banner() as port, cluster_dns(port=port, tcp_limit=SMALL_TCP_LIMIT) as server:
         publish(server, range(100))
         assert kd.wait(CLUSTER, 100, 30, None, servers=[server.server]) == 0
-        assert server.queries < 2 * (1 + 100 + kd.PROBE_MARGIN)  # over UDP; at most a sweep or two
+        assert server.queries < 2 * (1 + 100 + kd.sweep.PROBE_MARGIN)  # over UDP; at most a sweep or two

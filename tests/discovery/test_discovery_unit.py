@@ -129,7 +129,7 @@ def test_a_cut_answer_is_looked_up_to_kompis_worker_limit() -> None:
     """kompi_discovery cannot import kompi_components (a standard-library script in the image): the limit it
     looks up to with a cut answer is held equal to kompi:workers' maximum here."""
     (maximum,) = [item.le for item in KompiConfig.model_fields["workers"].metadata if isinstance(item, Le)]
-    assert maximum == kd.WORKERS_LIMIT
+    assert maximum == kd.sweep.WORKERS_LIMIT
 
 
 def test_the_commands_run_the_package_beside_the_launcher_through_their_symlinks(tmp_path: Path) -> None:
