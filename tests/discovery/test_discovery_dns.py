@@ -322,7 +322,7 @@ def test_wait_names_the_missing_workers_on_timeout(tmp_path: Path, capsys: pytes
     with sshd_banner() as port, cluster_dns(port=port) as server:
         server.publish(CLUSTER.fqdn(0), "127.0.0.1")
         server.publish(CLUSTER.fqdn(2), "127.0.0.2")  # in DNS, but no sshd answers there
-        assert kd.wait(CLUSTER, 4, 0.5, None, poll=0.05, servers=[server.server]) == 1
+        assert kd.wait.wait(CLUSTER, 4, 0.5, None, poll=0.05, servers=[server.server]) == 1
         err = capsys.readouterr().err
         assert "big-worker-1 (not ready in DNS)" in err
         assert "big-worker-2 (sshd does not answer)" in err
@@ -330,8 +330,8 @@ def test_wait_names_the_missing_workers_on_timeout(tmp_path: Path, capsys: pytes
         assert "3 missing: " in err and "big-worker-0 " not in err
         hostfile = tmp_path / "hostfile"
         hostfile.write_text(CLUSTER.hostfile_text([0]))
-        assert kd.wait(CLUSTER, 1, 0.3, hostfile, servers=[server.server]) == 0
-        assert kd.wait(CLUSTER, 1, 0.3, tmp_path / "none", servers=[server.server]) == 1
+        assert kd.wait.wait(CLUSTER, 1, 0.3, hostfile, servers=[server.server]) == 0
+        assert kd.wait.wait(CLUSTER, 1, 0.3, tmp_path / "none", servers=[server.server]) == 1
         assert "big-worker-0 (not in" in capsys.readouterr().err
 
 
@@ -342,9 +342,9 @@ def test_wait_for_thousands_asks_each_sshd_until_it_answers_once(
         publish(server, range(1500))
         hostfile = tmp_path / "hostfile"
         hostfile.write_text(CLUSTER.hostfile_text(range(1500)))
-        assert kd.wait(CLUSTER, 1500, 60, hostfile, servers=[server.server]) == 0
+        assert kd.wait.wait(CLUSTER, 1500, 60, hostfile, servers=[server.server]) == 0
         hostfile.write_text(CLUSTER.hostfile_text(range(1400)))
-        assert kd.wait(CLUSTER, 1500, 1, hostfile, servers=[server.server]) == 1
+        assert kd.wait.wait(CLUSTER, 1500, 1, hostfile, servers=[server.server]) == 1
         err = capsys.readouterr().err
         assert "100 missing: big-worker-1400 (not in" in err and err.rstrip().endswith(" and 80 more")
 
@@ -354,5 +354,5 @@ def test_kompi_wait_looks_up_only_the_workers_it_waits_for() -> None:
     not every ordinal up to kompi's limit as the watcher does."""
     with sshd_banner() as port, cluster_dns(port=port, tcp_limit=SMALL_TCP_LIMIT) as server:
         publish(server, range(100))
-        assert kd.wait(CLUSTER, 100, 30, None, servers=[server.server]) == 0
+        assert kd.wait.wait(CLUSTER, 100, 30, None, servers=[server.server]) == 0
         assert server.queries < 2 * (1 + 100 + kd.sweep.PROBE_MARGIN)  # over UDP; at most a sweep or two
