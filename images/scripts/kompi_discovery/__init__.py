@@ -29,44 +29,15 @@ Only the Python standard library is used (a minimal DNS client).
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import ssl
-import urllib.request
 from collections.abc import Sequence
 from pathlib import Path
 
-from . import wait as waiting  # the package's attribute `wait` stays the module
+from . import scale as scaling  # the package's attributes `scale` and `wait` stay the modules
+from . import wait as waiting
 from .cluster import Cluster, hostfile_path
-from .log import log
 from .sweep import Discovery
 from .watcher import once, watch
-
-SA_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
-
-
-# --- the one Kubernetes API call of one-shot mode --------------------------------------------
-
-
-def scale(replicas: int, statefulset: str) -> None:
-    """PATCH the StatefulSet's scale subresource with the pod's own token (RBAC: that one object)."""
-    sa_dir = Path(os.environ.get("KOMPI_SA_DIR", SA_DIR))
-    token = (sa_dir / "token").read_text().strip()
-    namespace = (sa_dir / "namespace").read_text().strip()
-    api = os.environ.get("KOMPI_KUBE_API") or (
-        f"https://{os.environ['KUBERNETES_SERVICE_HOST']}:{os.environ.get('KUBERNETES_SERVICE_PORT', '443')}"
-    )
-    url = f"{api.rstrip('/')}/apis/apps/v1/namespaces/{namespace}/statefulsets/{statefulset}/scale"
-    body = json.dumps({"spec": {"replicas": replicas}}).encode()
-    request = urllib.request.Request(url, data=body, method="PATCH")
-    request.add_header("Authorization", f"Bearer {token}")
-    request.add_header("Content-Type", "application/merge-patch+json")
-    request.add_header("Accept", "application/json")
-    context = ssl.create_default_context(cafile=str(sa_dir / "ca.crt")) if url.startswith("https:") else None
-    with urllib.request.urlopen(request, timeout=10, context=context) as response:
-        reply = json.loads(response.read() or b"{}")
-    log(f"{statefulset}: replicas {reply.get('spec', {}).get('replicas', replicas)}")
-
 
 # --- command line ------------------------------------------------------------------------------
 
@@ -97,5 +68,5 @@ def main(argv: Sequence[str]) -> int:
         hostfile = None if options.no_hostfile else hostfile_path()
         return waiting.wait(cluster, options.workers, options.timeout, hostfile)
     elif options.command == "scale":
-        scale(options.replicas, cluster.worker_prefix)
+        scaling.scale(options.replicas, cluster.worker_prefix)
     return 0
