@@ -115,7 +115,7 @@ def discover_once(server: ClusterDns, tmp_path: Path, monkeypatch: pytest.Monkey
     monkeypatch.setenv("KOMPI_RESOLV_CONF", str(resolv_conf))
     monkeypatch.setenv("KOMPI_SERVICE_DOMAIN", DOMAIN)
     monkeypatch.setenv("KOMPI_WORKER_PREFIX", CLUSTER.worker_prefix)
-    return int(kd.main(["kompi-discover", "once"]))
+    return int(kd.cli.main(["kompi-discover", "once"]))
 
 
 def test_discover_once_is_exact_behind_a_block_of_late_workers(
@@ -289,7 +289,7 @@ def test_a_server_the_kernel_refuses_is_no_answer_and_the_next_one_is_asked(
         monkeypatch.setenv("KOMPI_RESOLV_CONF", str(resolv_conf))
         monkeypatch.setenv("KOMPI_SERVICE_DOMAIN", DOMAIN)
         monkeypatch.setenv("KOMPI_WORKER_PREFIX", CLUSTER.worker_prefix)
-        assert kd.main(["kompi-discover", "once"]) == 0
+        assert kd.cli.main(["kompi-discover", "once"]) == 0
     assert capsys.readouterr().out == CLUSTER.hostfile_text(range(100))
 
 

@@ -1,4 +1,5 @@
-"""kompi's worker discovery from cluster DNS alone (no Kubernetes API, no credentials).
+"""kompi's worker discovery from cluster DNS alone (no Kubernetes API, no credentials), and one-shot mode's
+one Kubernetes API call (scale.py, apart).
 
 Installed as two commands, symlinks to the launcher images/scripts/kompi-discover (the program looks at the
 name it was called by):
@@ -24,49 +25,8 @@ its own name each time), so that a stray NXDOMAIN for a ready pod (coredns/cored
 drop it; a query that times out is no answer at all and changes nothing (an SRV query that UDP leaves
 unanswered is asked over TCP first: docs/one-shot.md, "No answer"). docs/scale.md has the sizes.
 Only the Python standard library is used (a minimal DNS client).
+
+Modules: dns_client (the DNS client), cluster (worker names, the hostfile), sweep (a sweep and the list kept
+from sweep to sweep), watcher (kompi-discover watch and once), wait (kompi-wait), scale (kompi-discover
+scale), cli (the command line), log (the commands' stderr lines).
 """
-
-from __future__ import annotations
-
-import argparse
-import os
-from collections.abc import Sequence
-from pathlib import Path
-
-from . import scale as scaling  # the package's attributes `scale` and `wait` stay the modules
-from . import wait as waiting
-from .cluster import Cluster, hostfile_path
-from .sweep import Discovery
-from .watcher import once, watch
-
-# --- command line ------------------------------------------------------------------------------
-
-
-def main(argv: Sequence[str]) -> int:
-    program = Path(argv[0]).name
-    args = list(argv[1:])
-    if program == "kompi-wait":
-        args = ["wait", *args]
-    parser = argparse.ArgumentParser(prog=program, description="kompi worker discovery from cluster DNS")
-    commands = parser.add_subparsers(dest="command")
-    watch_cmd = commands.add_parser("watch", help="keep the hostfile equal to the ready workers")
-    watch_cmd.add_argument("--interval", type=float, default=float(os.environ.get("KOMPI_DISCOVERY_INTERVAL", "1")))
-    commands.add_parser("once", help="print the hostfile of the workers ready now")
-    wait_cmd = commands.add_parser("wait", help="wait for workers 0..N-1")
-    wait_cmd.add_argument("workers", type=int)
-    wait_cmd.add_argument("--timeout", type=float, default=600.0, help="seconds (default 600)")
-    wait_cmd.add_argument("--no-hostfile", action="store_true", help="do not require them in the hostfile")
-    scale_cmd = commands.add_parser("scale", help="set the worker StatefulSet's replicas")
-    scale_cmd.add_argument("replicas", type=int)
-    options = parser.parse_args(args or ["watch"])
-    cluster = Cluster.from_env()
-    if options.command == "watch":
-        watch(Discovery(cluster), hostfile_path(), options.interval)
-    elif options.command == "once":
-        return once(Discovery(cluster))
-    elif options.command == "wait":
-        hostfile = None if options.no_hostfile else hostfile_path()
-        return waiting.wait(cluster, options.workers, options.timeout, hostfile)
-    elif options.command == "scale":
-        scaling.scale(options.replicas, cluster.worker_prefix)
-    return 0
