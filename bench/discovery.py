@@ -35,23 +35,23 @@ DNS_ADDRESS = "127.0.0.77"
 DOMAIN = "bench.hpc.svc.cluster.local"
 
 
-def poll_loop(cluster: kd.Cluster, hostfile: Path, period: float, stop: threading.Event) -> None:
-    discovery = kd.Discovery(cluster, [(DNS_ADDRESS, 53)])
+def poll_loop(cluster: kd.cluster.Cluster, hostfile: Path, period: float, stop: threading.Event) -> None:
+    discovery = kd.sweep.Discovery(cluster, [(DNS_ADDRESS, 53)])
     current = None
     while not stop.is_set():
         started = time.monotonic()
         try:
             text = cluster.hostfile_text(discovery.sweep())
-        except kd.DnsError:
+        except kd.dns_client.DnsError:
             text = current  # keep the last hostfile, as kompi-discover does
         if text is not None and text != current:
-            kd.write_atomically(hostfile, text)
+            kd.cluster.write_atomically(hostfile, text)
             current = text
         stop.wait(max(0.0, period - (time.monotonic() - started)))
 
 
 def converge(period: float, server: ClusterDns) -> list[float]:
-    cluster = kd.Cluster(DOMAIN, "bench-worker", 1)
+    cluster = kd.cluster.Cluster(DOMAIN, "bench-worker", 1)
     for ordinal in range(4):  # start from no ready worker
         server.withdraw(cluster.fqdn(ordinal))
     with tempfile.TemporaryDirectory() as scratch:

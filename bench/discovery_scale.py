@@ -91,7 +91,7 @@ def measure(dns: StockDns, kubectl: Kubectl, count: int, changes: int, scratch: 
             log = (scratch / f"discover-{count}.log").open("w")
             watcher = subprocess.Popen([sys.executable, str(SCRIPT), "watch"], env=env, stderr=log)
             try:
-                srv = kd.query_srv(workers.cluster.srv_name, dns.servers)
+                srv = kd.dns_client.query_srv(workers.cluster.srv_name, dns.servers)
                 srv_holds = float(len(srv.records))
                 everyone = {workers.cluster.fqdn(o) for o in range(count)}
                 until_listed(hostfile, everyone, True, 120)

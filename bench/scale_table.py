@@ -57,7 +57,7 @@ def ssh_secret_bytes(names: Names) -> int:
     return sum(len(value.encode()) for value in files.as_secret_data().values())
 
 
-def srv_answer(cluster: kd.Cluster, workers: int) -> tuple[int, int]:
+def srv_answer(cluster: kd.cluster.Cluster, workers: int) -> tuple[int, int]:
     """(workers one SRV answer holds, bytes the whole answer would need) as a CoreDNS-like server cuts it."""
     server = ClusterDns("127.0.0.1", cluster.service_domain, dns_port=0)  # answer() alone: no query is sent
     try:
@@ -75,7 +75,7 @@ def srv_answer(cluster: kd.Cluster, workers: int) -> tuple[int, int]:
 
 def main() -> None:
     names = Names("kompi-dev", "kompi-dev", "cluster.local")
-    cluster = kd.Cluster(names.service_domain, names.workers, 1)
+    cluster = kd.cluster.Cluster(names.service_domain, names.workers, 1)
     print(f"dev stack, cluster.local, one slot per worker; past {MAX_WORKERS} workers, objects as at {MAX_WORKERS}")
     header = (
         "workers  objects  SSH Secret B  hostfile KiB  SRV answer holds  whole answer KiB  queries per sweep  ssh waves"
@@ -88,8 +88,8 @@ def main() -> None:
         held, whole = srv_answer(cluster, workers)
         # a whole answer: one SRV query; a cut one: the SRV query and every other ordinal below kompi's limit
         # by name, and a block past the highest ready worker where that block reaches past the limit
-        probed = max(workers, kd.WORKERS_LIMIT)
-        queries = 1 if held >= workers else 1 + (probed - held) + max(0, workers + kd.PROBE_MARGIN - probed)
+        probed = max(workers, kd.sweep.WORKERS_LIMIT)
+        queries = 1 if held >= workers else 1 + (probed - held) + max(0, workers + kd.sweep.PROBE_MARGIN - probed)
         waves = math.ceil(workers / OPEN_MPI_RSH_CONCURRENT)
         print(
             f"{workers:7}  {objects:7}  {secrets:13}  {hostfile / 1024:12.1f}  {held:16}  {whole / 1024:16.1f}"

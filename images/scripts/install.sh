@@ -204,10 +204,13 @@ install_kompi_files() {
     install -m 0755 "$here/kompi-master" "/usr/local/bin/${MASTER_ENTRYPOINT}"
     install -m 0755 "$here/kompi-ready" "/usr/local/bin/${READY_PROBE}"
     ln -sf "${WORKER_ENTRYPOINT}" /usr/local/bin/kompi-default-command
-    # Worker discovery from cluster DNS, the wait step and one-shot mode (Python standard library only).
-    install -m 0755 "$here/kompi_discovery.py" "$lib/kompi_discovery.py"
+    # Worker discovery from cluster DNS, the wait step and one-shot mode (Python standard library only):
+    # the package beside its launcher, which the commands link to.
+    install -d -m 0755 "$lib/kompi_discovery"
+    install -m 0644 "$here"/kompi_discovery/*.py "$lib/kompi_discovery/"
+    install -m 0755 "$here/kompi-discover" "$lib/kompi-discover"
     for name in kompi-discover kompi-wait; do
-        ln -sf "$lib/kompi_discovery.py" "/usr/local/bin/$name"
+        ln -sf "$lib/kompi-discover" "/usr/local/bin/$name"
     done
     install -m 0755 "$here/kompi-oneshot" /usr/local/bin/kompi-oneshot
     # Runs on the master that outlive the terminal that started them (Python standard library only).

@@ -8,7 +8,8 @@ time each change is visible.
 
 Like CoreDNS, an answer that does not fit (the client's EDNS size over UDP, 65,535 bytes or ``tcp_limit``
 over TCP) keeps the SRV records that fit and sets TC. ``Faults`` adds what CoreDNS does at scale now and
-then: NXDOMAIN for a ready pod (coredns/coredns#6518, #6658) and queries that get no answer.
+then: NXDOMAIN for a ready pod (coredns/coredns#6518, #6658) and queries that get no answer; and what a
+network that drops IP fragments does: UDP answers over the MTU that never arrive.
 """
 
 from __future__ import annotations
@@ -55,10 +56,14 @@ class Faults:
     drop: float = 0.0
     drop_lookups: float = 0.0  # lookups of one name only (A queries)
     lost_names: frozenset[str] = frozenset()  # names whose lookups are never answered
+    # UDP answers longer than this many bytes never arrive (a path that drops IP fragments loses every one
+    # over the MTU, about 1,472 bytes); 0: no UDP answer arrives. TCP answers are not touched.
+    udp_max: int | None = None
     max_denials_in_row: int = 0
     seed: int = 0
     denials: int = 0
     drops: int = 0
+    udp_losses: int = 0
     _in_row: dict[str, int] = field(default_factory=dict)
     _answered_truly: set[str] = field(default_factory=set)  # this round
     _row_at_round_start: dict[str, int] = field(default_factory=dict)
@@ -89,6 +94,12 @@ class Faults:
             return True
         self._in_row[fqdn] = 0
         self._answered_truly.add(fqdn)
+        return False
+
+    def lost_over_udp(self, reply: bytes) -> bool:
+        if self.udp_max is not None and len(reply) > self.udp_max:
+            self.udp_losses += 1
+            return True
         return False
 
     def dropped(self, lookup: bool) -> bool:
@@ -303,7 +314,7 @@ class ClusterDns:
             self.queries += 1
             try:
                 reply = self.answer(wire)
-                if reply is not None:
+                if reply is not None and not (self.faults is not None and self.faults.lost_over_udp(reply)):
                     self._sock.sendto(reply, client)
             except Exception:
                 continue

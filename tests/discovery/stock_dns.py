@@ -45,8 +45,8 @@ class Workers:
         return f"{self.service}-worker"
 
     @property
-    def cluster(self) -> kd.Cluster:
-        return kd.Cluster(f"{self.service}.{self.namespace}.svc.{CLUSTER_DOMAIN}", self.prefix, 1)
+    def cluster(self) -> kd.cluster.Cluster:
+        return kd.cluster.Cluster(f"{self.service}.{self.namespace}.svc.{CLUSTER_DOMAIN}", self.prefix, 1)
 
     def address(self, ordinal: int) -> str:
         """198.18.x.y, in WORKER_RANGE (the API server refuses loopback endpoint addresses)."""
@@ -168,7 +168,7 @@ def stock_coredns(coredns: Path, kubeconfig: Path, address: str, scratch: Path) 
         dns = StockDns(address, resolv_conf, process)
         deadline = time.monotonic() + 60
         while (
-            kd.look_up([f"kubernetes.default.svc.{CLUSTER_DOMAIN}"], dns.servers)[
+            kd.dns_client.look_up([f"kubernetes.default.svc.{CLUSTER_DOMAIN}"], dns.servers)[
                 f"kubernetes.default.svc.{CLUSTER_DOMAIN}"
             ].exists
             is not True
@@ -192,7 +192,7 @@ def wait_until_served(dns: StockDns, workers: Workers, ready: set[int], timeout:
     names = {workers.cluster.fqdn(o) for o in ready}
     deadline = time.monotonic() + timeout
     while True:
-        found = kd.look_up(names, dns.servers)
+        found = kd.dns_client.look_up(names, dns.servers)
         missing = {name for name, lookup in found.items() if lookup.exists is not True}
         if not missing:
             return

@@ -29,7 +29,7 @@ from tests.images.podman import exec_in, podman, podman_env
 
 pytestmark = pytest.mark.containers
 JOIN_LIMIT = 2.0  # a sweep a second
-LEAVE_LIMIT = 4.0  # 3 sweeps must deny a worker (kompi_discovery.MISSES_TO_DROP)
+LEAVE_LIMIT = 4.0  # 3 sweeps must deny a worker (kompi_discovery.sweep.MISSES_TO_DROP)
 
 
 def hostfile(cluster: DnsCluster, ordinals: list[int]) -> str:

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import os
+import shutil
 import struct
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -14,13 +17,13 @@ import pytest
 from annotated_types import Le
 
 from kompi_components.config.schema import KompiConfig
-from tests.discovery.module import kd
+from tests.discovery.module import PACKAGE, SCRIPT, kd
 
-CLUSTER = kd.Cluster("mpi.hpc.svc.cluster.local", "mpi-worker", 2)
+CLUSTER = kd.cluster.Cluster("mpi.hpc.svc.cluster.local", "mpi-worker", 2)
 
 
 def srv(target: str, port: int = 2222) -> object:
-    return kd.SrvRecord(0, 100, port, target)
+    return kd.dns_client.SrvRecord(0, 100, port, target)
 
 
 def test_hostfile_is_in_numeric_worker_order_with_slots() -> None:
@@ -57,7 +60,7 @@ def test_hostfile_is_replaced_atomically(tmp_path: Path) -> None:
     reader.start()
     for _ in range(100):
         for text in texts:
-            kd.write_atomically(hostfile, text)
+            kd.cluster.write_atomically(hostfile, text)
     stop.set()
     reader.join()
     assert seen <= set(texts)  # never a partly written file
@@ -77,7 +80,7 @@ def dnspython_response(query: bytes, rcode: int, targets: list[str]) -> bytes:
 
 
 def test_query_is_valid_dns_and_srv_answers_parse_with_compression() -> None:
-    query = kd.build_query(CLUSTER.srv_name, kd.SRV, 0x1234)
+    query = kd.dns_client.build_query(CLUSTER.srv_name, kd.dns_client.SRV, 0x1234)
     parsed = dns.message.from_wire(query)
     assert parsed.id == 0x1234
     assert str(parsed.question[0].name) == CLUSTER.srv_name + "."
@@ -86,25 +89,25 @@ def test_query_is_valid_dns_and_srv_answers_parse_with_compression() -> None:
     targets = [f"mpi-worker-{i}.mpi.hpc.svc.cluster.local" for i in range(40)]
     wire = dnspython_response(query, 0, targets)
     assert b"\xc0\x0c" in wire  # answer owners are compression pointers to the question
-    rcode, truncated, records = kd.parse_srv_response(wire, 0x1234)
+    rcode, truncated, records = kd.dns_client.parse_srv_response(wire, 0x1234)
     assert (rcode, truncated) == (0, False)
     assert [r.target for r in records] == targets
     assert {r.port for r in records} == {2222}
 
 
 def test_nxdomain_means_no_ready_worker_and_a_wrong_id_is_refused() -> None:
-    query = kd.build_query(CLUSTER.srv_name, kd.SRV, 7)
-    assert kd.parse_srv_response(dnspython_response(query, 3, []), 7) == (3, False, [])
+    query = kd.dns_client.build_query(CLUSTER.srv_name, kd.dns_client.SRV, 7)
+    assert kd.dns_client.parse_srv_response(dnspython_response(query, 3, []), 7) == (3, False, [])
     with pytest.raises(ValueError):
-        kd.parse_srv_response(dnspython_response(query, 0, []), 8)
+        kd.dns_client.parse_srv_response(dnspython_response(query, 0, []), 8)
     with pytest.raises((ValueError, struct.error)):
-        kd.parse_srv_response(b"\0" * 5, 7)
+        kd.dns_client.parse_srv_response(b"\0" * 5, 7)
 
 
 def test_resolv_conf_nameservers(tmp_path: Path) -> None:
     conf = tmp_path / "resolv.conf"
     conf.write_text("search hpc.svc.cluster.local\nnameserver 10.96.0.10\noptions ndots:5\nnameserver fd00::a\n")
-    assert kd.nameservers(str(conf)) == [("10.96.0.10", 53), ("fd00::a", 53)]
+    assert kd.dns_client.nameservers(str(conf)) == [("10.96.0.10", 53), ("fd00::a", 53)]
 
 
 def test_a_computing_master_comes_first_with_its_slots(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -112,18 +115,42 @@ def test_a_computing_master_comes_first_with_its_slots(monkeypatch: pytest.Monke
     monkeypatch.setenv("KOMPI_WORKER_PREFIX", "mpi-worker")
     monkeypatch.setenv("KOMPI_SLOTS_PER_WORKER", "2")
     monkeypatch.setenv("KOMPI_MASTER_SLOTS", "2")
-    monkeypatch.setattr(kd.socket, "gethostname", lambda: "mpi-master-0")
-    assert kd.Cluster.from_env().hostfile_text([1, 0]) == (
+    monkeypatch.setattr(kd.cluster.socket, "gethostname", lambda: "mpi-master-0")
+    assert kd.cluster.Cluster.from_env().hostfile_text([1, 0]) == (
         "mpi-master-0.mpi.hpc.svc.cluster.local slots=2\n"
         "mpi-worker-0.mpi.hpc.svc.cluster.local slots=2\n"
         "mpi-worker-1.mpi.hpc.svc.cluster.local slots=2\n"
     )
     monkeypatch.delenv("KOMPI_MASTER_SLOTS")
-    assert kd.Cluster.from_env().hostfile_text([0]) == "mpi-worker-0.mpi.hpc.svc.cluster.local slots=2\n"
+    assert kd.cluster.Cluster.from_env().hostfile_text([0]) == "mpi-worker-0.mpi.hpc.svc.cluster.local slots=2\n"
 
 
 def test_a_cut_answer_is_looked_up_to_kompis_worker_limit() -> None:
     """kompi_discovery cannot import kompi_components (a standard-library script in the image): the limit it
     looks up to with a cut answer is held equal to kompi:workers' maximum here."""
     (maximum,) = [item.le for item in KompiConfig.model_fields["workers"].metadata if isinstance(item, Le)]
-    assert maximum == kd.WORKERS_LIMIT
+    assert maximum == kd.sweep.WORKERS_LIMIT
+
+
+def test_the_commands_run_the_package_beside_the_launcher_through_their_symlinks(tmp_path: Path) -> None:
+    """As images/scripts/install.sh lays them out: the package and the launcher in one directory, the commands
+    symlinks to the launcher elsewhere; each finds the package and answers under its own name."""
+    lib, bin_dir = tmp_path / "lib", tmp_path / "bin"
+    shutil.copytree(PACKAGE, lib / PACKAGE.name, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy2(SCRIPT, lib / SCRIPT.name)
+    bin_dir.mkdir()
+    environment = {"PATH": os.environ["PATH"], "PYTHONDONTWRITEBYTECODE": "1"}
+    for command, args in (("kompi-discover", []), ("kompi-wait", ["3"])):
+        (bin_dir / command).symlink_to(lib / SCRIPT.name)
+        run = subprocess.run(
+            [sys.executable, str(bin_dir / command), "--help"], cwd=tmp_path, env=environment, capture_output=True
+        )
+        assert run.returncode == 0, run.stderr
+        assert run.stdout.decode().startswith(f"usage: {command} ")
+        run = subprocess.run(
+            [sys.executable, str(bin_dir / command), *args], cwd=tmp_path, env=environment, capture_output=True
+        )
+        assert (run.returncode, run.stderr.decode()) == (
+            1,
+            f"{command}: environment variable 'KOMPI_SERVICE_DOMAIN' is not set\n",
+        )

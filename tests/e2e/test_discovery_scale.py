@@ -82,7 +82,7 @@ def test_the_hostfile_lists_every_ready_worker(
     workers.create(kubectl, ready)
     try:
         wait_until_served(coredns, workers, ready)
-        srv = kd.query_srv(workers.cluster.srv_name, coredns.servers)
+        srv = kd.dns_client.query_srv(workers.cluster.srv_name, coredns.servers)
         assert not srv.complete, f"one answer held all {len(srv.records)} workers: the test would miss the cut"
         result = discover_once(coredns, workers)
         assert result.returncode == 0, result.stderr
@@ -123,7 +123,7 @@ def test_a_late_worker_above_a_block_is_listed_within_two_sweeps(
 
 
 def hosts(hostfile: Path) -> set[str]:
-    return kd.hostfile_hosts(hostfile)
+    return kd.cluster.hostfile_hosts(hostfile)
 
 
 def until(condition: Callable[[], bool], timeout: float) -> bool:
