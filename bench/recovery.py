@@ -95,7 +95,7 @@ def main() -> int:
     build_engine()
     image = training_image()
     print(f"{'workers':>7} {'ready s':>8} {'resumed s':>10} {'first epoch s':>14} {'epochs lost':>12}", flush=True)
-    with real_node_cluster(PortBlock.BENCH_RECOVERY, image) as (cluster, root):
+    with real_node_cluster(PortBlock.BENCH_TRAINING, image) as (cluster, root):
         kubectl = Kubectl(cluster.bin / "kubectl", cluster.kubeconfig)
         for workers in options.workers:
             name = f"kompi-recover-{workers}"

@@ -41,9 +41,9 @@ class PortBlock(enum.IntEnum):
     BENCH_DISCOVERY = 14000  # bench/discovery_scale.py: a stock CoreDNS over thousands of endpoints
     BENCH_LAUNCH = 15000  # bench/launch.py: mpiexec over many workers on the real node
     TRAINING = 16000  # tests/e2e/training/conftest.py: the real node that runs the training image
-    BENCH_TRAINING = 17000  # bench/training.py: the training image in kompi's pods against the same natively
+    BENCH_TRAINING = 17000  # bench/training.py: the training image in kompi's pods against the same natively;
+    # bench/recovery.py too (benchmarks run one at a time)
     QUEUE = 18000  # tests/e2e/test_queue.py: Kueue over fake GPU nodes
-    BENCH_RECOVERY = 19000  # bench/recovery.py: a lost worker mid-training under kompi-run
 
     @property
     def ports(self) -> Ports:
