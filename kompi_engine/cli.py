@@ -179,6 +179,15 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
         parser.add_argument("--stack", required=True, help="stack name: reads Pulumi.<stack>.yaml")
         parser.add_argument("--dir", default=".", help="project directory (default: .)")
         parser.add_argument("--yes", action="store_true", help="do not ask for confirmation")
+        if operation in ("up", "preview"):
+            parser.add_argument(
+                "--replace",
+                action="append",
+                default=[],
+                metavar="URN",
+                help="replace this resource even if unchanged, as `pulumi up --replace` (e.g. a one-shot run's Job "
+                "to run it again: docs/one-shot.md); repeatable",
+            )
         parser.add_argument(
             "--local", action="store_true", help="build the engine and start the local cluster if needed, use it"
         )
