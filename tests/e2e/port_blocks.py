@@ -43,6 +43,7 @@ class PortBlock(enum.IntEnum):
     TRAINING = 16000  # tests/e2e/training/conftest.py: the real node that runs the training image
     BENCH_TRAINING = 17000  # bench/training.py: the training image in kompi's pods against the same natively
     QUEUE = 18000  # tests/e2e/test_queue.py: Kueue over fake GPU nodes
+    QUEUE_PLATFORM = 19000  # tests/e2e/test_queue_platform.py: Kueue with a platform's own settings
 
     @property
     def ports(self) -> Ports:
