@@ -213,18 +213,23 @@ def _children(pid: int) -> list[int]:
     return pids
 
 
-def run_operation(stack: auto.Stack, operation: str, on_output: Callable[[str], None] = print) -> dict[str, Any]:
+def run_operation(
+    stack: auto.Stack, operation: str, on_output: Callable[[str], None] = print, replace: list[str] | None = None
+) -> dict[str, Any]:
     """Run ``operation`` on a stack from open_stack; returns the stack outputs (up) or the change summary.
-    Raises Cancelled when a signal cancelled it."""
+    ``replace``: the URNs that `up` or `preview` replaces even if unchanged. Raises Cancelled when a signal
+    cancelled it."""
     if operation not in OPERATIONS:
         raise ValueError(f"unknown operation {operation}; expected one of {', '.join(OPERATIONS)}")
     with cancel_on_signal() as signals:
         try:
             if operation == "up":
-                result = stack.up(on_output=on_output, color="never")
+                result = stack.up(on_output=on_output, color="never", replace=replace or None)
                 return {name: output.value for name, output in result.outputs.items()}
             if operation == "preview":
-                return _counts(stack.preview(on_output=on_output, color="never").change_summary)
+                return _counts(
+                    stack.preview(on_output=on_output, color="never", replace=replace or None).change_summary
+                )
             if operation == "refresh":
                 return _counts(stack.refresh(on_output=on_output, color="never").summary.resource_changes)
             return _counts(stack.destroy(on_output=on_output, color="never").summary.resource_changes)

@@ -11,7 +11,7 @@ import argparse
 import subprocess
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from kompi_engine import paths
 from kompi_engine.console import EXIT_FAILED, say
@@ -35,8 +35,16 @@ def _engine_build(args: argparse.Namespace) -> int:
 
 
 # ---------------------------------------------------------------- local
+def _namespace_selector(value: str) -> dict[str, Any]:
+    label, equals, wanted = value.partition("=")
+    if not equals or not label:
+        raise argparse.ArgumentTypeError(f"--kueue-managed-namespaces {value!r}: expected LABEL=VALUE")
+    return {"matchLabels": {label: wanted}}
+
+
 def _cluster(args: argparse.Namespace) -> LocalCluster:
     from kompi_engine.local_cluster import FakeNodes, LocalCluster
+    from kompi_engine.local_kueue import Settings
 
     real = args.node == "real"
     count = args.nodes if args.nodes is not None else (1 if real else FakeNodes().count)
@@ -48,6 +56,7 @@ def _cluster(args: argparse.Namespace) -> LocalCluster:
         real_nodes=count,
         mtu=args.mtu,
         kueue=args.kueue,
+        kueue_settings=Settings(args.kueue_manage_jobs_without_queue_name, args.kueue_managed_namespaces),
     )
 
 
@@ -140,6 +149,17 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
         action="store_true",
         help="also run Kueue (kompi:queue), with ClusterQueue kompi-gpus holding the nodes' capacity",
     )
+    local.add_argument(
+        "--kueue-manage-jobs-without-queue-name",
+        action="store_true",
+        help="with --kueue: Kueue's manageJobsWithoutQueueName, as some platforms set it",
+    )
+    local.add_argument(
+        "--kueue-managed-namespaces",
+        metavar="LABEL=VALUE",
+        type=_namespace_selector,
+        help="with --kueue: Kueue's managedJobsNamespaceSelector, the namespaces with this label only",
+    )
     local.set_defaults(run=_local)
 
     # "+": every argument is kubectl's, options included (bin/kompi kubectl -n kompi-dev get pods)
@@ -159,6 +179,15 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
         parser.add_argument("--stack", required=True, help="stack name: reads Pulumi.<stack>.yaml")
         parser.add_argument("--dir", default=".", help="project directory (default: .)")
         parser.add_argument("--yes", action="store_true", help="do not ask for confirmation")
+        if operation in ("up", "preview"):
+            parser.add_argument(
+                "--replace",
+                action="append",
+                default=[],
+                metavar="URN",
+                help="replace this resource even if unchanged, as `pulumi up --replace` (e.g. a one-shot run's Job "
+                "to run it again: docs/one-shot.md); repeatable",
+            )
         parser.add_argument(
             "--local", action="store_true", help="build the engine and start the local cluster if needed, use it"
         )

@@ -111,6 +111,7 @@ class LocalCluster:
     real_nodes: int = 1  # how many, with real_node
     mtu: int = DEFAULT_MTU  # of the link between the real nodes
     kueue: bool = False  # run Kueue (kompi:queue), with a ClusterQueue for the nodes' capacity
+    kueue_settings: local_kueue.Settings = field(default_factory=local_kueue.Settings)  # its platform choices
 
     def real_node_at(self, index: int) -> RealNode:
         return RealNode(self.state, self.bin, self.ports.apiserver, SERVICE_IP, index, self.real_nodes, self.mtu)
@@ -390,7 +391,7 @@ class LocalCluster:
         issue_serving(pki, certs, "kompi-kueue-webhook", "127.0.0.1", "tls")
         kubeconfig, config_file = self.state / "kueue.kubeconfig", self.state / "kueue-config.yaml"
         p = self.ports
-        config = local_kueue.manager_config(self.state, p.kueue_webhook, p.kueue_health)
+        config = local_kueue.manager_config(self.state, p.kueue_webhook, p.kueue_health, self.kueue_settings)
         config_file.write_text(yaml.safe_dump(config))
         command = local_kueue.manager_command(self.bin, config_file, kubeconfig)
         self.processes.start(local_kueue.PROCESS_NAME, command, launcher=local_kueue.own_etc_launcher(self.state))

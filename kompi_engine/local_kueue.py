@@ -12,6 +12,7 @@ own with that path on a small tmpfs, so nothing is written to the host's /etc.
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +56,19 @@ _VALIDATING = [
 _SKIPPED = {"key": "kubernetes.io/metadata.name", "operator": "NotIn", "values": ["kube-system", NAMESPACE]}
 
 
+@dataclass(frozen=True)
+class Settings:
+    """A platform team's own choices in Kueue's Configuration that decide which of kompi's objects it manages:
+    off and unset by default (Kueue's own defaults), set by tests that show what kompi's `up` says of them."""
+
+    # Kueue manages a Job, StatefulSet or pod that names no queue (its Job integration then takes the one-shot Job)
+    manage_jobs_without_queue_name: bool = False
+    # the namespaces whose jobs Kueue manages (a label selector); None: Kueue's default, all but its own and
+    # kube-system. With ManagedJobsNamespaceSelectorAlwaysRespected (on by default since v0.15) it also bounds
+    # the pods that name a queue.
+    managed_jobs_namespace_selector: dict[str, Any] | None = None
+
+
 def crd_files(bin_dir: Path) -> list[Path]:
     return sorted((bin_dir / CRD_DIR).glob("*.yaml"))
 
@@ -64,8 +78,11 @@ def crd_names(bin_dir: Path) -> list[str]:
     return [f"{path.stem.split('_', 1)[1]}.{path.stem.split('_', 1)[0]}" for path in crd_files(bin_dir)]
 
 
-def manager_config(state: Path, webhook_port: int, health_port: int) -> dict[str, Any]:
-    return {
+def manager_config(
+    state: Path, webhook_port: int, health_port: int, settings: Settings | None = None
+) -> dict[str, Any]:
+    settings = settings or Settings()
+    config: dict[str, Any] = {
         "apiVersion": CONFIG_API,
         "kind": "Configuration",
         "namespace": NAMESPACE,
@@ -75,11 +92,14 @@ def manager_config(state: Path, webhook_port: int, health_port: int) -> dict[str
         "webhook": {"host": "127.0.0.1", "port": webhook_port, "certDir": str(state / "kueue" / "webhook")},
         "internalCertManagement": {"enable": False},
         "clientConnection": {"qps": 1000, "burst": 2000},
-        "manageJobsWithoutQueueName": False,
+        "manageJobsWithoutQueueName": settings.manage_jobs_without_queue_name,
         "integrations": {"frameworks": FRAMEWORKS},
         # its on-demand visibility API server needs an APIService and certificates of its own
         "featureGates": {"VisibilityOnDemand": False},
     }
+    if settings.managed_jobs_namespace_selector is not None:
+        config["managedJobsNamespaceSelector"] = settings.managed_jobs_namespace_selector
+    return config
 
 
 def manager_command(bin_dir: Path, config_file: Path, kubeconfig: Path) -> list[str]:

@@ -52,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
         if shutil.which("pulumi") is None:
             error("no pulumi CLI: run bin/kompi engine build (or install the Pulumi CLI)")
             return EXIT_FAILED
-        result = _operate(args.operation, workspace, config)
+        result = _operate(args.operation, workspace, config, getattr(args, "replace", []))
     except Cancelled as signals:
         error(f"{args.operation} cancelled by {signals}; its state is saved: `{_again(args)}` finishes it")
         return EXIT_FAILED
@@ -77,7 +77,7 @@ class _ApiLost(Exception):
     """The operation failed while the API server did not answer (api_watch cancelled it)."""
 
 
-def _operate(operation: str, workspace: Workspace, config: KompiConfig) -> dict[str, Any]:
+def _operate(operation: str, workspace: Workspace, config: KompiConfig, replace: list[str]) -> dict[str, Any]:
     stack = open_stack(workspace)
     with ExitStack() as during:
         # every kubectl call aims at the provider's cluster (relative paths: the provider's directory)
@@ -89,7 +89,7 @@ def _operate(operation: str, workspace: Workspace, config: KompiConfig) -> dict[
             during.enter_context(watching_gang(config, kubectl, say))
         api = during.enter_context(watching_api(kubectl, interrupt_cli, say))
         try:
-            result = run_operation(stack, operation, on_output=lambda line: print(line, flush=True))
+            result = run_operation(stack, operation, on_output=lambda line: print(line, flush=True), replace=replace)
         except CommandError as failed:
             if api is not None and api.lost:
                 raise _ApiLost from failed

@@ -107,9 +107,11 @@ class KompiCluster(pulumi.ComponentResource):
         claims = claim_identities(objects.all()) if real is None else real.apply(lambda o: claim_identities(o.all()))
         guard = DataGuard(f"{name}-data-guard", claims, config.allow_data_loss, pulumi.ResourceOptions(parent=self))
         pods_need += self._data(name, objects, [*namespace, guard])
-        self._rolled(self._group("Workers", f"{name}-workers", objects.workers, [*pods_need, guard], rolled=True))
+        workers = self._group("Workers", f"{name}-workers", objects.workers, [*pods_need, guard], rolled=True)
         # One-shot mode: the Job's ServiceAccount and RBAC exist before the Job's pod starts.
         master = self._group("Master", f"{name}-master", objects.master, pods_need, ordered=True, rolled=True)
+        # Under a queue the workers' rollout reads the one-shot Job, and acts on a new one (a new run).
+        self._rolled(workers, launcher=master.resources[-1] if config.one_shot.enabled and config.queue else None)
         master_ready = self._rolled(master) or master.resources[-1]
         # One-shot mode: the Job's pod has a generated name; the output names the Job.
         master_name = f"job/{names.master}" if config.one_shot.enabled else names.master_pod
@@ -154,7 +156,7 @@ class KompiCluster(pulumi.ComponentResource):
         name = f"{self._factory.owner}-{item.manifest['metadata']['name']}-handover"
         return handed_over(inputs, RollHandover(name, inputs, self._access, pulumi.ResourceOptions(parent=self)))
 
-    def _rolled(self, group: ObjectGroup) -> StatefulSetRollout | None:
+    def _rolled(self, group: ObjectGroup, launcher: pulumi.CustomResource | None = None) -> StatefulSetRollout | None:
         """Each StatefulSet of the group gets the step that rolls all its pods at once and waits for them
         (a group has one at most); returns it."""
         rollout = None
@@ -176,6 +178,7 @@ class KompiCluster(pulumi.ComponentResource):
                     self._queue_timeout,
                     restores,
                     stuck_pod_timeout_seconds=self._stuck_timeout,
+                    launcher=launcher,
                 )
         return rollout
 

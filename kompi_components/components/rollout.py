@@ -29,6 +29,10 @@ from kompi_components.manifests.meta import Manifest
 
 # What a new value of makes the resource act (its other inputs only say where and how).
 TRACKED = ("namespace", "statefulset", "replicas", "template")
+# A one-shot run under kompi:queue: its Job (``launcherJob``) and that Job's uid (``run``), new whenever the Job is
+# made again, by a changed run or by `pulumi up --replace` of an unchanged one. Kept only where the old outputs
+# have it: state from before it is not rolled by an upgrade alone.
+LAUNCHER, RUN = "launcherJob", "run"
 # How it reaches the cluster: kept in its outputs (the kubeconfig as a secret, since the engine marks an
 # output secret whose input was) because `destroy` gives a dynamic resource's delete only its outputs.
 ACCESS = ("kubeconfig", "context", "cluster")
@@ -41,17 +45,17 @@ def template_digest(template: dict[str, Any]) -> str:
 
 class _Provider(KompiProvider):
     def create(self, props: dict[str, Any]) -> pulumi.dynamic.CreateResult:
-        return pulumi.dynamic.CreateResult(f"{props['namespace']}/{props['statefulset']}", _roll(props))
+        return pulumi.dynamic.CreateResult(f"{props['namespace']}/{props['statefulset']}", _roll(props, new_run=True))
 
     def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> pulumi.dynamic.DiffResult:
         changed = [key for key in TRACKED if olds.get(key) != news.get(key)]
         # new credentials are kept for the delete; state from an older kompi has none, and gets them at its
-        # next roll (an upgrade alone changes nothing)
-        changed += [key for key in ACCESS if key in olds and olds[key] != news.get(key)]
+        # next roll (an upgrade alone changes nothing); so does a new run
+        changed += [key for key in (*ACCESS, RUN) if key in olds and olds[key] != news.get(key)]
         return pulumi.dynamic.DiffResult(changes=bool(changed), replaces=[], delete_before_replace=False)
 
-    def update(self, _id: str, _olds: dict[str, Any], news: dict[str, Any]) -> pulumi.dynamic.UpdateResult:
-        return pulumi.dynamic.UpdateResult(_roll(news))
+    def update(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> pulumi.dynamic.UpdateResult:
+        return pulumi.dynamic.UpdateResult(_roll(news, new_run=RUN in olds and olds[RUN] != news.get(RUN)))
 
     def delete(self, _id: str, props: dict[str, Any]) -> None:
         """The StatefulSet and its pods are the Kubernetes provider's to delete; only the pods that a lost
@@ -69,8 +73,9 @@ def access_of(props: dict[str, Any]) -> ClusterAccess:
     return ClusterAccess(props.get("kubeconfig") or None, props.get("context") or None, props.get("cluster") or None)
 
 
-def _roll(props: dict[str, Any]) -> dict[str, Any]:
+def _roll(props: dict[str, Any], new_run: bool) -> dict[str, Any]:
     queue_timeout = props.get("queueTimeoutSeconds")
+    launcher = props.get(LAUNCHER) or None
     rollout = Rollout(
         props["namespace"],
         props["statefulset"],
@@ -78,11 +83,15 @@ def _roll(props: dict[str, Any]) -> dict[str, Any]:
         queue_timeout_seconds=None if queue_timeout is None else float(queue_timeout),
         restore_replicas=props.get("restoreReplicas"),
         give_up_seconds=float(props["stuckPodTimeoutSeconds"]),
+        launcher_job=launcher,
+        new_run=new_run and launcher is not None,
     )
     api = access_of(props).api_client()
-    deleted = rollout.run(client.AppsV1Api(api), client.CoreV1Api(api), client.CustomObjectsApi(api))
+    batch = client.BatchV1Api(api) if launcher else None
+    deleted = rollout.run(client.AppsV1Api(api), client.CoreV1Api(api), client.CustomObjectsApi(api), batch)
     # The outputs are what the next diff compares, and what the delete needs.
-    return {key: props[key] for key in TRACKED + ACCESS} | {"podsReplaced": deleted}
+    kept = [key for key in (LAUNCHER, RUN) if key in props]
+    return {key: props[key] for key in TRACKED + ACCESS + tuple(kept)} | {"podsReplaced": deleted}
 
 
 class StatefulSetRollout(pulumi.dynamic.Resource):
@@ -101,6 +110,7 @@ class StatefulSetRollout(pulumi.dynamic.Resource):
         queue_timeout_seconds: int | None = None,
         restores_replicas: bool = False,
         stuck_pod_timeout_seconds: int = int(GIVE_UP_SECONDS),
+        launcher: pulumi.CustomResource | None = None,
     ) -> None:
         spec = manifest["spec"]
         props: dict[str, Any] = {
@@ -118,8 +128,19 @@ class StatefulSetRollout(pulumi.dynamic.Resource):
             props["queueTimeoutSeconds"] = queue_timeout_seconds
         if restores_replicas:
             props["restoreReplicas"] = spec["replicas"]
-        depends = pulumi.ResourceOptions(depends_on=[statefulset])
+        needs = [statefulset]
+        if launcher is not None:  # (after the Job: it is read, and a new one is a new run)
+            props[LAUNCHER] = launcher.metadata.apply(lambda meta: _field(meta, "name"))  # type: ignore[attr-defined]
+            props[RUN] = launcher.metadata.apply(lambda meta: _field(meta, "uid"))  # type: ignore[attr-defined]
+            needs.append(launcher)
+        depends = pulumi.ResourceOptions(depends_on=needs)
         super().__init__(_Provider(), name, props, pulumi.ResourceOptions.merge(opts, depends))
+
+
+def _field(meta: Any, name: str) -> str:
+    """A field of a Kubernetes object's metadata output (a dict where Pulumi's mocks give one)."""
+    value = meta.get(name) if isinstance(meta, dict) else getattr(meta, name, None)
+    return str(value or "")
 
 
 class _HandoverProvider(KompiProvider):

@@ -33,6 +33,12 @@ NEVER_FITS = "> maximum capacity"
 WAITING_MAY_FIT = "insufficient unused quota"
 
 
+def finished(workload: Mapping[str, Any]) -> bool:
+    """Kueue has ended the workload (its pods succeeded, failed, or could not start): it admits no pod into it."""
+    found = _condition(workload, "Finished")
+    return bool(found and found.get("status") == "True")
+
+
 def never_admitted(workload: Mapping[str, Any] | None) -> tuple[str, str] | None:
     """What Kueue will not do for the workload's pods, as it is, however long they wait, with Kueue's own words:
     start them, once it is Finished (its pods stay gated for good: FailedToStart, for one, where the admitted

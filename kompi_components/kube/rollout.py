@@ -26,11 +26,11 @@ from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
 from kompi_components.errors import KompiError
-from kompi_components.kube import kueue_status, stuck
+from kompi_components.kube import kueue_status, stuck, unmanaged
 from kompi_components.kube.api import UNREADABLE, ApiNotAnswering, JsonApi, pod_selector, read_node
 from kompi_components.kube.conditions import is_ready
-from kompi_components.kube.workloads import StatefulSetWorkloads
-from kompi_components.manifests.queue import TOTAL_COUNT_ANNOTATION
+from kompi_components.kube.workloads import StatefulSetWorkloads, delete_workload, template_group
+from kompi_components.manifests.queue import GROUP_LABEL, TOTAL_COUNT_ANNOTATION
 
 MERGE_PATCH = "application/merge-patch+json"  # (a null removes the field)
 REVISION_LABEL = "controller-revision-hash"  # set by the StatefulSet controller on each of its pods
@@ -66,22 +66,45 @@ class Rollout:
     restore_replicas: int | None = None
     # How long a pod that will not start by waiting may stay so (kompi:stuckPodTimeoutSeconds).
     give_up_seconds: float = GIVE_UP_SECONDS
+    # A one-shot run's Job, whose pod is one of the pod group's members (kompi:queue): Kueue's Job integration
+    # must not have taken it (kube/unmanaged.py).
+    launcher_job: str | None = None
+    # That Job is new (made or replaced since the last roll): a new run, whose pod group's Workload, if a
+    # former run of the same pods left it Finished, is deleted so that Kueue makes it again (it admits no new
+    # pod into a Finished one).
+    new_run: bool = False
     say: Callable[[str], None] = field(default=_to_stderr, repr=False)
 
     clock: Callable[[], float] = field(default=time.monotonic, repr=False)
     sleep: Callable[[float], None] = field(default=time.sleep, repr=False)
 
-    def run(self, apps: client.AppsV1Api, core: client.CoreV1Api, custom: client.CustomObjectsApi | None = None) -> int:
+    def run(
+        self,
+        apps: client.AppsV1Api,
+        core: client.CoreV1Api,
+        custom: client.CustomObjectsApi | None = None,
+        batch: client.BatchV1Api | None = None,
+    ) -> int:
         """Delete the pods of older revisions, wait for every replica; returns how many were deleted. ``custom``
-        reads Kueue's workloads (kompi:queue)."""
+        reads Kueue's workloads (kompi:queue), ``batch`` the one-shot run's Job."""
         try:
-            return self._run(apps, core, custom)
+            return self._run(apps, core, custom, batch)
         except ApiNotAnswering as error:
             raise RolloutError(f"StatefulSet {self.statefulset}: {error}") from None
 
-    def _run(self, apps: client.AppsV1Api, core: client.CoreV1Api, custom: client.CustomObjectsApi | None) -> int:
+    def _run(
+        self,
+        apps: client.AppsV1Api,
+        core: client.CoreV1Api,
+        custom: client.CustomObjectsApi | None,
+        batch: client.BatchV1Api | None,
+    ) -> int:
         deadline = self.clock() + self.timeout_seconds
         statefulset = self._observed(apps, deadline)
+        if custom is not None and batch is not None:
+            self._check_launcher(batch, statefulset, deadline)
+        if custom is not None and self.new_run:
+            self._start_run(custom, statefulset, deadline)
         revision = statefulset["status"]["updateRevision"]
         selector = pod_selector(statefulset)
         pods = self._api(deadline, core.list_namespaced_pod, self.namespace, label_selector=selector)
@@ -104,6 +127,34 @@ class Rollout:
         if custom is not None:  # admitted now: hold it for the pods that Kueue or a node loss replaces later
             self._workloads(custom, deadline).hold(statefulset)
         return len(stale)
+
+    def _check_launcher(self, batch: client.BatchV1Api, statefulset: dict[str, Any], deadline: float) -> None:
+        """Fail at once when Kueue's Job integration took the one-shot Job (its webhook did so as it made it)."""
+        if self.launcher_job is None:
+            return
+        try:
+            job = self._api(deadline, batch.read_namespaced_job, self.launcher_job, self.namespace)
+        except ApiException as error:
+            if error.status in (403, 404):  # not ours to read, or gone: the queue wait says what it can
+                return
+            raise
+        members = statefulset["spec"].get("template", {}).get("metadata", {}).get("annotations", {})
+        count = int(members.get(TOTAL_COUNT_ANNOTATION, statefulset["spec"]["replicas"] + 1))
+        if taken := unmanaged.job_taken(job, count):
+            raise RolloutError(f"StatefulSet {self.statefulset}: {taken}")
+
+    def _start_run(self, custom: client.CustomObjectsApi, statefulset: dict[str, Any], deadline: float) -> None:
+        """A new run of the same pods is the same pod group: delete the Workload that a former run left Finished
+        (it succeeded, or its pods came back after their end), which Kueue admits no new pod into."""
+        group = template_group(statefulset)
+        workloads = self._workloads(custom, deadline)
+        found = workloads.read(group) if group is not None else None
+        if group is None or not found or found is UNREADABLE or not kueue_status.finished(found):
+            return
+        delete_workload(custom, self.namespace, group)
+        self.say(
+            f"StatefulSet {self.statefulset}: a new run: deleted the Workload {group} that the last run left Finished"
+        )
 
     def _workloads(self, custom: client.CustomObjectsApi, deadline: float) -> StatefulSetWorkloads:
         return StatefulSetWorkloads(custom, self.namespace, self.statefulset, self._calls(deadline), self.say)
@@ -155,7 +206,7 @@ class Rollout:
         stuck_since: dict[tuple[str, str], float] = {}  # (pod, reason) -> when first seen
         waiting_since: dict[str, float] = {}  # pod -> since when it is not Ready
         listed_at = -PODS_SECONDS
-        queue = _QueueWait(self, custom)
+        queue = _QueueWait(self, custom, core)
         while True:
             statefulset = self._read(apps, deadline)  # the replica count may change while we wait (a scale-down)
             revision, replicas = statefulset["status"].get("updateRevision"), statefulset["spec"]["replicas"]
@@ -269,8 +320,10 @@ class _QueueWait:
 
     rollout: Rollout
     custom: client.CustomObjectsApi | None
+    core: client.CoreV1Api
     since: float | None = None
     said: str | None = None
+    unmade_since: float | None = None  # since when the group's pods wait with no Workload
 
     def holds(self, waiting: list[dict[str, Any]], now: float, deadline: float) -> bool:
         """Some of ``waiting`` are gated: say why (when it changed) and keep waiting."""
@@ -288,6 +341,7 @@ class _QueueWait:
             raise RolloutError(
                 f"StatefulSet {name}: Kueue will not {verb} its {len(gated)} pods (kompi:queue {queue}): {why}"
             )
+        self._unmade(workload, group, members, now, deadline)
         state = kueue_status.queue_state(queue, workload, members)
         if state != self.said:
             self.rollout.say(f"StatefulSet {name}: {state}")
@@ -300,6 +354,25 @@ class _QueueWait:
                 f"{queue}, kompi:queueTimeoutSeconds): {state.split(': ', 1)[1]}"
             )
         return True
+
+    def _unmade(self, workload: dict[str, Any] | None, group: str, members: int, now: float, deadline: float) -> None:
+        """Fail when Kueue has made no Workload for the stuck-pod timeout although every member of the group
+        exists and is gated (kube/unmanaged.py): a platform's setting, not a wait."""
+        if workload is not None:
+            self.unmade_since = None
+            return
+        self.unmade_since = now if self.unmade_since is None else self.unmade_since
+        waited = now - self.unmade_since
+        if waited < self.rollout.give_up_seconds:
+            return
+        selector = f"{GROUP_LABEL}={group}"
+        found = self.rollout._api(
+            deadline, self.core.list_namespaced_pod, self.rollout.namespace, label_selector=selector
+        )
+        present = [pod for pod in found["items"] if not _terminating(pod)]
+        if len(present) >= members and all(kueue_status.gated(pod) for pod in present):
+            line = unmanaged.unmanaged_namespace(self.rollout.namespace, group, members, waited)
+            raise RolloutError(f"StatefulSet {self.rollout.statefulset}: {line}")
 
     def _workload(self, group: str, deadline: float) -> dict[str, Any] | None:
         # (not made yet, or not ours to read: the pods say they wait)

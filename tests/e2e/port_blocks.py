@@ -44,6 +44,7 @@ class PortBlock(enum.IntEnum):
     BENCH_TRAINING = 17000  # bench/training.py: the training image in kompi's pods against the same natively;
     # bench/recovery.py too (benchmarks run one at a time)
     QUEUE = 18000  # tests/e2e/test_queue.py: Kueue over fake GPU nodes
+    QUEUE_PLATFORM = 19000  # tests/e2e/test_queue_platform.py: Kueue with a platform's own settings
 
     @property
     def ports(self) -> Ports:

@@ -12,6 +12,7 @@ other's are a new workload, admitted to the new flavor.
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,7 +26,7 @@ from kompi_engine.local_cluster import FakeNodes, LocalCluster
 from kompi_engine.local_kueue import API, CLUSTER_QUEUE
 from tests.e2e.live import Kubectl, wait_until
 from tests.e2e.port_blocks import PortBlock
-from tests.e2e.project import Project
+from tests.e2e.project import ONE_SHOT, Project
 from tests.e2e.test_gang import Running, bound, gpus_held, pods
 
 NAMESPACE = "team-a"
@@ -194,6 +195,52 @@ def test_a_cluster_larger_than_its_queue_can_ever_hold_fails_up_at_once_with_kue
         assert all(gated(pod) and not bound(pod) for pod in cluster_pods(kubectl, "giant"))
     finally:
         giant.kompi("destroy", check=False)
+
+
+def job_urn(project: Project, name: str) -> str:
+    """The URN of cluster ``name``'s one-shot Job, from the stack's state (as `pulumi stack --show-urns` lists it)."""
+    (state,) = (project.directory / "state" / ".pulumi" / "stacks").rglob(f"{project.stack}.json")
+    resources = json.loads(state.read_text())["checkpoint"]["latest"]["resources"]
+    return next(str(found["urn"]) for found in resources if found["urn"].endswith(f"::{name}-job-{name}-master"))
+
+
+def succeeded_job(kubectl: Kubectl, name: str) -> str | None:
+    """The uid of cluster ``name``'s one-shot Job once it has succeeded."""
+    job = kubectl.get("jobs", f"{name}-master", NAMESPACE)
+    return job["metadata"]["uid"] if job and job.get("status", {}).get("succeeded") == 1 else None
+
+
+def test_an_unchanged_one_shot_job_replaced_after_its_run_released_the_workers_runs_again(
+    kueue: tuple[LocalCluster, Kubectl, Path],
+) -> None:
+    """`up --replace` of the Job of a queued run that succeeded and released its workers: the new Job's pods are
+    the same pod group, whose Workload the run left Finished, and Kueue admits no new pod into it. `up` used to
+    succeed while the new Job's pod waited gated for good; now it deletes that Workload, brings the workers
+    back, and the run is admitted again."""
+    local, kubectl, root = kueue
+    project = team_stack(root, local.kubeconfig, "rerun", workers=1, oneShot=ONE_SHOT | {"releaseWorkers": True})
+    try:
+        project.kompi("up")
+        wait_until("the first run's Job succeeded", lambda: succeeded_job(kubectl, "rerun") is not None, 120)
+        first = succeeded_job(kubectl, "rerun")
+        # kwok runs no container: release the workers as kompi-oneshot does after its command succeeded
+        kubectl.run("scale", "-n", NAMESPACE, "statefulset/rerun-worker", "--replicas=0")
+        wait_until(
+            "the run's Workload Finished",
+            lambda: condition(workload_of(kubectl, "rerun"), "Finished").get("status") == "True",
+            120,
+        )
+        result = project.kompi("up", "--replace", job_urn(project, "rerun"), check=False)
+        assert result.returncode == 0, result.stderr[-3000:]
+        wait_until(
+            "the new Job's run admitted and succeeded",
+            lambda: succeeded_job(kubectl, "rerun") not in (None, first),
+            120,
+        )
+        workers = [pod for pod in cluster_pods(kubectl, "rerun") if "-worker-" in pod["metadata"]["name"]]
+        assert len(workers) == 1 and bound(workers[0]), workers  # brought back for the run
+    finally:
+        project.kompi("destroy", check=False)
 
 
 def claims(kubectl: Kubectl, name: str) -> dict[str, str]:

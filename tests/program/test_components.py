@@ -10,6 +10,7 @@ import pytest
 
 from kompi_components import contract, program
 from kompi_components.api import KompiCluster
+from kompi_components.components.rollout import _Provider as RolloutProvider
 from tests.pulumi_mocks import RecordingMocks, RecordingMonitor, is_secret
 from tests.stacks import EVERY_FEATURE, REPO, as_config
 
@@ -181,6 +182,30 @@ def test_a_one_shot_runs_workers_are_scaled_back_by_their_rollout_only_where_the
     one_shot = {"enabled": True, "command": "mpiexec hostname", "releaseWorkers": release}
     mocks, _, _ = _run(as_config({"workers": 3, "oneShot": one_shot}))
     assert mocks.named(DYNAMIC, "kompi-kompi-worker-rollout").inputs.get("restoreReplicas") == restores
+
+
+@pytest.mark.parametrize("queue", ["team-a", None])
+def test_a_queued_one_shot_runs_worker_rollout_reads_its_job_and_follows_each_new_one(queue: str | None) -> None:
+    """Under kompi:queue the workers' rollout comes after the Job, names it and takes its uid: a new Job (a changed
+    run, or `pulumi up --replace` of the same one) is a new run that the rollout acts on."""
+    one_shot = {"enabled": True, "command": "mpiexec hostname", "releaseWorkers": True}
+    mocks, _, _ = _run(as_config({"oneShot": one_shot} | ({"queue": queue} if queue else {})))
+    rollout = mocks.named(DYNAMIC, "kompi-kompi-worker-rollout")
+    job = mocks.named("kubernetes:batch/v1:Job", "kompi-job-kompi-master")
+    if queue is None:
+        assert "launcherJob" not in rollout.inputs and "run" not in rollout.inputs
+        assert job.urn not in rollout.dependencies
+        return
+    assert rollout.inputs["launcherJob"] == "kompi-master" and "run" in rollout.inputs  # (the mocks make no uid)
+    assert job.urn in rollout.dependencies
+
+
+def test_a_new_job_changes_the_rollout_and_an_upgrade_alone_does_not() -> None:
+    olds = {"namespace": "ns", "statefulset": "c-worker", "replicas": 2, "template": "t", "launcherJob": "c-master"}
+    provider = RolloutProvider()
+    assert not provider.diff("id", olds, olds | {"run": "uid-1"}).changes  # state from before: no roll
+    assert not provider.diff("id", olds | {"run": "uid-1"}, olds | {"run": "uid-1"}).changes
+    assert provider.diff("id", olds | {"run": "uid-1"}, olds | {"run": "uid-2"}).changes
 
 
 def test_the_one_shot_job_docs_name_for_replace_is_the_name_the_program_registers() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import shutil
 import subprocess
 import sys
@@ -10,7 +11,8 @@ from pathlib import Path
 import yaml
 
 from kompi_engine import versions
-from kompi_engine.automation import Workspace
+from kompi_engine.automation import Workspace, run_operation
+from kompi_engine.cli import add_commands
 from tests.stacks import REPO
 
 
@@ -115,3 +117,29 @@ def test_the_last_error_line_is_what_kompis_own_step_raised() -> None:
     assert last_error_line(RuntimeError(f"{one_line}\nerror: update failed")) == "refused: this change"
     job = "  * [DeadlineExceeded] Job was active longer than specified deadline\nerror: update failed"
     assert last_error_line(RuntimeError(job)) == "[DeadlineExceeded] Job was active longer than specified deadline"
+
+
+def test_replace_reaches_pulumis_up_and_preview_and_the_others_have_none() -> None:
+    """`bin/kompi up --replace URN`: what `pulumi up --replace` does (a one-shot run again, docs/one-shot.md)."""
+
+    class Stack:
+        def __init__(self) -> None:
+            self.calls: list[tuple[str, object]] = []
+
+        def up(self, **kwargs: object) -> object:
+            self.calls.append(("up", kwargs.get("replace")))
+            return type("Result", (), {"outputs": {}})()
+
+        def preview(self, **kwargs: object) -> object:
+            self.calls.append(("preview", kwargs.get("replace")))
+            return type("Result", (), {"change_summary": {}})()
+
+    stack, urn = Stack(), "urn:pulumi:dev::kompi::kubernetes:batch/v1:Job::c-job-c-master"
+    run_operation(stack, "up", replace=[urn])  # type: ignore[arg-type]
+    run_operation(stack, "preview", replace=[urn])  # type: ignore[arg-type]
+    run_operation(stack, "up")  # type: ignore[arg-type]
+    assert stack.calls == [("up", [urn]), ("preview", [urn]), ("up", None)]
+    parser = argparse.ArgumentParser()
+    add_commands(parser.add_subparsers())
+    assert parser.parse_args(["up", "--stack", "s", "--replace", urn, "--replace", "u2"]).replace == [urn, "u2"]
+    assert not hasattr(parser.parse_args(["destroy", "--stack", "s"]), "replace")

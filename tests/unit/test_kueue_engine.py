@@ -1,10 +1,16 @@
-"""The local Kueue's ClusterQueue (no build, no cluster): it holds what the nodes, fake or real, can give."""
+"""The local Kueue (no build, no cluster): its ClusterQueue holds what the nodes, fake or real, can give; a platform's
+own settings reach its Configuration."""
 
 from __future__ import annotations
 
+import argparse
+from pathlib import Path
 from typing import Any
 
+import pytest
+
 from kompi_engine import local_kueue
+from kompi_engine.cli import _cluster, add_commands
 from kompi_engine.local_cluster import FakeNodes
 
 
@@ -31,3 +37,27 @@ def test_the_cluster_queue_covers_cpu_memory_and_gpus_with_those_figures() -> No
     assert group["coveredResources"] == ["cpu", "memory", "nvidia.com/gpu"]
     quotas = {quota["name"]: quota["nominalQuota"] for quota in group["flavors"][0]["resources"]}
     assert quotas == capacity
+
+
+def test_a_platforms_settings_reach_kueues_configuration_and_by_default_kueue_keeps_its_own() -> None:
+    default = local_kueue.manager_config(Path("/state"), 9443, 8081)
+    assert default["manageJobsWithoutQueueName"] is False and "managedJobsNamespaceSelector" not in default
+    selector = {"matchLabels": {"team": "a"}}
+    settings = local_kueue.Settings(manage_jobs_without_queue_name=True, managed_jobs_namespace_selector=selector)
+    configured = local_kueue.manager_config(Path("/state"), 9443, 8081, settings)
+    assert configured["manageJobsWithoutQueueName"] is True and configured["managedJobsNamespaceSelector"] == selector
+
+
+def test_bin_kompi_local_up_takes_the_settings_and_refuses_a_selector_without_a_value(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    parser = argparse.ArgumentParser()
+    add_commands(parser.add_subparsers())
+    args = parser.parse_args(
+        ["local", "up", "--kueue", "--kueue-manage-jobs-without-queue-name", "--kueue-managed-namespaces", "team=a"]
+    )
+    cluster = _cluster(args)
+    assert cluster.kueue_settings == local_kueue.Settings(True, {"matchLabels": {"team": "a"}})
+    with pytest.raises(SystemExit):
+        parser.parse_args(["local", "up", "--kueue-managed-namespaces", "team"])
+    assert "--kueue-managed-namespaces 'team': expected LABEL=VALUE" in capsys.readouterr().err

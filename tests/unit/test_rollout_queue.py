@@ -341,3 +341,125 @@ def test_a_resize_that_may_not_list_workloads_says_so_and_deletes_what_its_pods_
         "StatefulSet c-worker: may not list Kueue Workloads (403): a Workload of an older size that its pods no "
         "longer name stays until the StatefulSet is deleted"
     ]
+
+
+class PlatformApi(QueueApi):
+    """Kueue as a platform set it: a one-shot run's Job as Kueue's Job webhook left it (``job``), and the pod
+    group's members that exist (``group``, listed by the group's label)."""
+
+    def __init__(self, workloads: list[dict[str, Any] | None], job: dict[str, Any], members: int = 3) -> None:
+        super().__init__(workloads)
+        self.job, self.group = job, [queued(ordinal) for ordinal in range(members)]
+        self.deleted_workloads: list[str] = []
+
+    def read_namespaced_job(self, name: str, namespace: str, **_: Any) -> Any:
+        assert (name, namespace) == ("c-master", "ns")
+        return _Response(self.job)
+
+    def list_namespaced_pod(self, namespace: str, label_selector: str, **kwargs: object) -> _Response:
+        if label_selector == f"{GROUP_LABEL}={GROUP}":
+            return _Response({"items": self.group})
+        return super().list_namespaced_pod(namespace, label_selector, **kwargs)
+
+    def delete_namespaced_custom_object(self, group: str, version: str, _ns: str, plural: str, name: str) -> Any:
+        self.deleted_workloads.append(name)
+        return _Response({})
+
+
+def one_shot_job(labels: dict[str, str] | None = None, suspend: bool = False) -> dict[str, Any]:
+    return {"metadata": {"name": "c-master", "namespace": "ns", "labels": labels or {}}, "spec": {"suspend": suspend}}
+
+
+def _one_shot(clock: FakeClock, said: list[str], new_run: bool = False) -> Rollout:
+    return Rollout(
+        "ns",
+        "c-worker",
+        60,
+        queue_timeout_seconds=3600,
+        give_up_seconds=30,
+        launcher_job="c-master",
+        new_run=new_run,
+        say=said.append,
+        clock=clock,
+        sleep=clock.sleep,
+    )
+
+
+def test_a_one_shot_job_that_kueues_job_integration_took_fails_up_at_once_naming_the_setting() -> None:
+    """Suspended by Kueue's Job webhook (manageJobsWithoutQueueName), the Job makes no pod until Kueue admits it
+    alone: the pod group never forms, and `up` waited out kompi:queueTimeoutSeconds saying 'is Kueue running?'."""
+    api, clock = PlatformApi([None], one_shot_job(suspend=True), members=2), FakeClock()
+    with pytest.raises(RolloutError) as raised:
+        _one_shot(clock, []).run(api, api, api, api)  # type: ignore[arg-type]
+    assert clock.now < 5
+    assert str(raised.value) == (
+        "StatefulSet c-worker: Kueue's Job integration took one-shot Job ns/c-master and holds its pod back until it "
+        "admits the Job alone, so the pod group of 3 never forms: Kueue's manageJobsWithoutQueueName, which takes "
+        "every Job that names no queue (a platform setting in Kueue's Configuration: turn it off)"
+    )
+    # a LocalQueue "default" in the namespace: Kueue's webhook gave the Job its name
+    api = PlatformApi([None], one_shot_job({QUEUE_LABEL: "default"}, suspend=True), members=2)
+    with pytest.raises(
+        RolloutError, match=r'took one-shot Job ns/c-master .*: the LocalQueue "default" in namespace ns'
+    ):
+        _one_shot(FakeClock(), []).run(api, api, api, api)  # type: ignore[arg-type]
+
+
+def test_a_one_shot_job_left_to_the_pod_group_is_waited_for() -> None:
+    admitted = {"type": "Admitted", "status": "True", "reason": "Admitted", "message": ""}
+    api = PlatformApi([None, workload(admitted)], one_shot_job())
+    api.admit_at = 3
+    said: list[str] = []
+    _one_shot(FakeClock(), said).run(api, api, api, api)  # type: ignore[arg-type]
+    assert said[-1] == "StatefulSet c-worker: queue team-a: admitted, 3 pods"
+
+
+def test_a_group_whose_members_all_wait_with_no_workload_fails_at_the_stuck_pod_timeout_naming_the_namespace() -> None:
+    """Kueue's webhook gates the pods of a namespace outside managedJobsNamespaceSelector, and its controller skips
+    them (ManagedJobsNamespaceSelectorAlwaysRespected): gated for good, where `up` waited out the queue's timeout."""
+    api, clock = PlatformApi([None], one_shot_job()), FakeClock()
+    with pytest.raises(RolloutError) as raised:
+        _one_shot(clock, []).run(api, api, api, api)  # type: ignore[arg-type]
+    assert 30 <= clock.now < 40  # the stuck-pod timeout, not the queue's 3600 s
+    message = str(raised.value)
+    assert message.startswith(
+        f"StatefulSet c-worker: Kueue made no workload for pod group {GROUP} in 30 s (kompi:stuckPodTimeoutSeconds) "
+        "although all its 3 pods exist and wait at its gate: namespace ns is outside Kueue's "
+        "managedJobsNamespaceSelector"
+    ), message
+    # one member missing (a StatefulSet that cannot make its pod, say): a wait, to the queue's timeout
+    api, clock = PlatformApi([None], one_shot_job(), members=2), FakeClock()
+    with pytest.raises(RolloutError, match="not admitted by Kueue after 120 s"):
+        Rollout("ns", "c-worker", 60, 120, give_up_seconds=30, clock=clock, sleep=clock.sleep).run(
+            api,  # type: ignore[arg-type]
+            api,  # type: ignore[arg-type]
+            api,  # type: ignore[arg-type]
+        )
+
+
+def test_a_new_run_of_the_same_pods_deletes_the_workload_the_last_run_left_finished() -> None:
+    """`pulumi up --replace` of an unchanged one-shot Job: the same pod group, whose Workload the last run left
+    Finished (Succeeded), which Kueue admits no new pod into."""
+    done = {"type": "Finished", "status": "True", "reason": "Succeeded", "message": "succeeded"}
+    admitted = {"type": "Admitted", "status": "True", "reason": "Admitted", "message": ""}
+
+    class Rerun(PlatformApi):
+        def read_namespaced_stateful_set(self, name: str, namespace: str, **kwargs: object) -> _Response:
+            body = json.loads(super().read_namespaced_stateful_set(name, namespace, **kwargs).data)
+            body["spec"]["template"] = {"metadata": {"labels": {GROUP_LABEL: GROUP}}}
+            body["metadata"]["uid"] = STATEFULSET_UID
+            return _Response(body)
+
+        def patch_namespaced_custom_object(self, *_: Any, **__: Any) -> Any:
+            return _Response({})
+
+    api, said = Rerun([workload(done), None, workload(admitted)], one_shot_job()), []
+    api.admit_at = 3
+    _one_shot(FakeClock(), said, new_run=True).run(api, api, api, api)  # type: ignore[arg-type]
+    assert api.deleted_workloads == [GROUP]
+    assert said[0] == f"StatefulSet c-worker: a new run: deleted the Workload {GROUP} that the last run left Finished"
+    # the same Finished Workload on a roll that is no new run: Kueue will not start the pods, as before
+    api = Rerun([workload(done)], one_shot_job())
+    with pytest.raises(RolloutError, match="Kueue will not start its 2 pods"):
+        _one_shot(FakeClock(), []).run(api, api, api, api)  # type: ignore[arg-type]
+    assert api.deleted_workloads == []
