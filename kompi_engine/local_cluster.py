@@ -26,6 +26,7 @@ from kompi_engine.fabric import DEFAULT_MTU, Fabric, check_mtu
 from kompi_engine.gang_scheduler import CONTROLLER_BINARY, SCHEDULER_BINARY
 from kompi_engine.kubectl import Kubectl
 from kompi_engine.kueue import BINARY as KUEUE_BINARY
+from kompi_engine.kwok_one_shot import launcher_stage
 from kompi_engine.kwok_start_delay import start_delay_stage
 from kompi_engine.pki import issue_missing_clients, issue_serving, make_pki
 from kompi_engine.ports import Ports
@@ -69,6 +70,9 @@ class FakeNodes:
     pods: int = 110
     # How long a fake pod takes to become Running and Ready (0: at once), as a container start would.
     pod_start_seconds: float = 0.0
+    # How long a one-shot run's launcher (the master Job's pod) runs before it succeeds (0: at once, as kwok
+    # completes any Job pod); a run in progress can then be preempted (kwok_one_shot).
+    launcher_seconds: float = 0.0
 
     prefix: str = "kwok-node"
 
@@ -413,6 +417,10 @@ class LocalCluster:
             delay = self.state / "kwok-pod-start-delay.yaml"
             delay.write_text(yaml.safe_dump(start_delay_stage(self.nodes.pod_start_seconds)))
             configs.append(delay)
+        if self.nodes.launcher_seconds:
+            launcher = self.state / "kwok-one-shot-launcher.yaml"
+            launcher.write_text(yaml.safe_dump(launcher_stage(self.nodes.launcher_seconds)))
+            configs.append(launcher)
         return [
             str(self.bin / "kwok"),
             f"--kubeconfig={self.state / 'kwok.kubeconfig'}",

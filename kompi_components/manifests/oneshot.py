@@ -27,15 +27,21 @@ ENTRYPOINT = "kompi-oneshot"
 ENV_WAIT_TIMEOUT = "KOMPI_WAIT_TIMEOUT"
 ENV_RELEASE_WORKERS = "KOMPI_RELEASE_WORKERS"
 ENV_RESTARTS = "KOMPI_RESTARTS"
-# A pod that Kubernetes itself stops (Kueue or scheduler preemption, eviction by a drain, a node's taint or
-# loss) carries the condition DisruptionTarget. Such a pod is not the command's failure: the Job ignores it
-# (it counts against neither backoffLimit nor kompi:oneShot.restarts) and makes a new pod, which waits for
-# its workers and starts the command again from its checkpoint. Any other failed pod (the command's budget
-# spent, the workers never ready, the pod deleted by a person) is final: backoffLimit stays 0, as the
-# command's restarts are counted inside the pod, where the exit codes are. A pod failure policy needs
-# restartPolicy Never (as here) and makes the Job wait until a failed pod has stopped before making the
-# next one (podReplacementPolicy Failed), so two launchers never run at once.
-POD_FAILURE_POLICY = {"rules": [{"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget"}]}]}
+# A pod that Kubernetes itself stops (scheduler preemption, eviction by a drain, a node's taint or loss) carries
+# the condition DisruptionTarget; one that Kueue stops (its workload preempted or evicted: Kueue v0.17's pod
+# integration sets TerminationTarget, then deletes the pod, which no DisruptionTarget marks) carries
+# TerminationTarget. Such a pod is not the command's failure: the Job ignores it (it counts against neither
+# backoffLimit nor kompi:oneShot.restarts) and makes a new pod, which waits for its workers (under Kueue, gated
+# with them until the group is admitted again) and starts the command again from its checkpoint. Any other
+# failed pod (the command's budget spent, the workers never ready, the pod deleted by a person) is final:
+# backoffLimit stays 0, as the command's restarts are counted inside the pod, where the exit codes are. A pod
+# failure policy needs restartPolicy Never (as here) and makes the Job wait until a failed pod has stopped
+# before making the next one (podReplacementPolicy Failed), so two launchers never run at once.
+STOPPED_BY_KUBERNETES = "DisruptionTarget"
+STOPPED_BY_KUEUE = "TerminationTarget"
+POD_FAILURE_POLICY = {
+    "rules": [{"action": "Ignore", "onPodConditions": [{"type": STOPPED_BY_KUBERNETES}, {"type": STOPPED_BY_KUEUE}]}]
+}
 # Set on the worker StatefulSet whose replicas the Job owns (worker_options), for kubectl users to see;
 # nothing reads it back.
 IGNORE_REPLICAS = "kompi/ignore-replicas"

@@ -33,7 +33,8 @@ TOTAL_COUNT_ANNOTATION = "kueue.x-k8s.io/pod-group-total-count"
 ROLE_ANNOTATION = "kueue.x-k8s.io/role-hash"
 # A serving group's pods may be replaced (a StatefulSet recreates a pod) without ending the workload.
 SERVING_ANNOTATION = "kueue.x-k8s.io/pod-group-serving"
-# A one-shot group instead ends, and gives its quota back, once none of its pods runs (retriable: false).
+# A one-shot group instead ends, and gives its quota back, once none of its pods runs and a pod that stopped
+# says so (retriable: false): the launcher's, the one pod left when a run released its workers.
 RETRIABLE_ANNOTATION = "kueue.x-k8s.io/retriable-in-group"
 ADMISSION_GATE = "kueue.x-k8s.io/admission"
 MANAGED_LABEL = "kueue.x-k8s.io/managed"
@@ -143,6 +144,13 @@ def group_metadata(config: KompiConfig, names: Names, role: str) -> tuple[dict[s
         PARENT_ANNOTATION: PARENT,
     }
     # A cluster serves until it is destroyed. A one-shot run ends: when its Job has succeeded and released the
-    # workers, no pod of the group runs, Kueue marks the workload Finished and its quota is free for others.
-    lifetime = {RETRIABLE_ANNOTATION: "false"} if config.one_shot.enabled else {SERVING_ANNOTATION: "true"}
+    # workers, no pod of the group runs, Kueue marks the workload Finished and its quota is free for others. Only
+    # the launcher says so: Kueue (v0.17) ends such a group whenever every pod it lists has stopped, also in
+    # the moment of a preemption when the old pods are gone and their replacements not yet made; marked
+    # workers, which stop at once, could end it with the launcher already gone, and a Finished group keeps its
+    # replacements gated for good. The workers' StatefulSet and the Job make them again, into the same group.
+    if not config.one_shot.enabled:
+        lifetime = {SERVING_ANNOTATION: "true"}
+    else:
+        lifetime = {RETRIABLE_ANNOTATION: "false"} if role == "master" else {}
     return labels, annotations | lifetime

@@ -84,9 +84,11 @@ def test_one_shot_restarts_inside_its_pod_and_a_disrupted_pod_is_made_again() ->
     default = job({})
     # A failed command is restarted by kompi-oneshot in the same pod, within its budget: a failed pod is final.
     assert default["spec"]["backoffLimit"] == 0
-    # A preempted, evicted or drained pod counts against nothing: the Job makes a new one.
+    # A preempted, evicted or drained pod, or one that Kueue stopped, counts against nothing: the Job makes a new one.
     assert default["spec"]["podFailurePolicy"] == {
-        "rules": [{"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget"}]}]
+        "rules": [
+            {"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget"}, {"type": "TerminationTarget"}]}
+        ]
     }
     assert default["spec"]["template"]["spec"]["restartPolicy"] == "Never"  # what a pod failure policy needs
     (container,) = default["spec"]["template"]["spec"]["containers"]

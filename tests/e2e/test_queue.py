@@ -4,7 +4,8 @@ Kueue runs with its Job, StatefulSet and pod integrations on, as a platform team
 ClusterQueue holds the nodes' 8 GPUs. Two kompi clusters of one team share it: the first is admitted
 whole; the second, which does not fit beside it, waits with nothing of it bound until the first is
 destroyed, then starts; a rolling change keeps the workload, a resize makes a new one; a cluster of a
-higher priority takes the quota of a lower one, which comes back by itself when the quota is free; a
+higher priority takes the quota of a lower one, which comes back by itself when the quota is free, and so does
+a one-shot run preempted mid-run (its launcher made again, into the same group); a
 cluster's data-preparation Job runs as a workload of its own before the cluster is admitted; on a ClusterQueue
 of two flavors (its own, over nodes labelled a100 and h100), workers moved from one flavor's nodes to the
 other's are a new workload, admitted to the new flavor.
@@ -36,9 +37,10 @@ WORKLOADS = "workloads.kueue.x-k8s.io"
 
 @pytest.fixture(scope="module")
 def kueue(engine_bin: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[LocalCluster, Kubectl, Path]]:
-    """A cluster of 2 fake nodes with 4 GPUs each, Kueue, and team-a's namespace and LocalQueue."""
+    """A cluster of 2 fake nodes with 4 GPUs each, Kueue, and team-a's namespace and LocalQueue. A one-shot run's
+    launcher runs for an hour there (kwok would complete it at once), as a long training run does."""
     root = tmp_path_factory.mktemp("queue")
-    nodes = FakeNodes(count=2, gpus=4)
+    nodes = FakeNodes(count=2, gpus=4, launcher_seconds=3600)
     local = LocalCluster(state=root / "cluster", bin=engine_bin, ports=PortBlock.QUEUE.ports, nodes=nodes, kueue=True)
     local.up()
     kubectl = Kubectl(engine_bin / "kubectl", local.kubeconfig)
@@ -300,6 +302,64 @@ def test_a_higher_priority_cluster_preempts_a_lower_one_which_comes_back_by_itse
         assert claims(kubectl, "low") == kept and gpus_held(kubectl, NAMESPACE) == 8  # the same claims
     finally:
         for project in (high, low):
+            project.kompi("destroy", check=False)
+
+
+def launchers(kubectl: Kubectl, name: str) -> list[dict[str, Any]]:
+    """The pods of one-shot cluster ``name``'s Job (its launcher)."""
+    return [pod for pod in cluster_pods(kubectl, name) if pod["metadata"]["labels"].get("job-name") == f"{name}-master"]
+
+
+def test_a_preempted_one_shot_run_gives_its_quota_back_and_runs_again_when_it_is_free(
+    kueue: tuple[LocalCluster, Kubectl, Path],
+) -> None:
+    """Kueue stops every pod of the run's group: it marks each TerminationTarget and deletes it. The Job ignores
+    its stopped pod (the pod failure policy) and makes a new one, the StatefulSet makes the workers again, all
+    gated in the same group, holding no quota, until Kueue admits the group again once the quota is free."""
+    local, kubectl, root = kueue
+    run = team_stack(root, local.kubeconfig, "run", workers=2, oneShot=ONE_SHOT)  # all 8 GPUs
+    high = team_stack(root, local.kubeconfig, "urgent", workers=1, queuePriorityClass="urgent")
+    try:
+        run.kompi("up")
+        wait_until("the run's launcher Ready", lambda: any(ready(pod) for pod in launchers(kubectl, "run")), 60)
+        first = {pod["metadata"]["uid"] for pod in cluster_pods(kubectl, "run")}
+        admitted = workload_of(kubectl, "run")
+        assert len(first) == 3 and condition(admitted, "Admitted").get("status") == "True", admitted
+        assert gpus_held(kubectl, NAMESPACE) == 8
+
+        high.kompi("up")  # admitted once Kueue has preempted the run
+        wait_until(
+            "the run's launcher and workers made again, gated",
+            lambda: (
+                len(pods := cluster_pods(kubectl, "run")) == 3
+                and len(launchers(kubectl, "run")) == 1
+                and all(gated(pod) and not bound(pod) and pod["metadata"]["uid"] not in first for pod in pods)
+            ),
+            120,
+        )
+        waiting = workload_of(kubectl, "run")
+        assert waiting is not None and waiting["metadata"]["name"] == admitted["metadata"]["name"]  # the same group
+        assert condition(waiting, "Finished").get("status") != "True", waiting
+        assert condition(waiting, "QuotaReserved").get("status") == "False", waiting  # queued again
+        assert gpus_held(kubectl, NAMESPACE) == 4  # only the urgent cluster's
+        job = kubectl.get("jobs", "run-master", NAMESPACE)
+        assert job is not None and not job["status"].get("failed"), job["status"]  # the stopped pod counts for nothing
+
+        high.kompi("destroy")
+        wait_until(
+            "the run admitted again, every pod Ready",
+            lambda: (
+                len(pods := cluster_pods(kubectl, "run")) == 3
+                and len(launchers(kubectl, "run")) == 1
+                and all(bound(pod) and not gated(pod) and ready(pod) for pod in pods)
+            ),
+            120,
+        )
+        back = workload_of(kubectl, "run")
+        assert back is not None and back["metadata"]["uid"] == waiting["metadata"]["uid"]
+        assert condition(back, "Admitted").get("status") == "True" and gpus_held(kubectl, NAMESPACE) == 8
+    finally:
+        for project in (high, run):
             project.kompi("destroy", check=False)
 
 

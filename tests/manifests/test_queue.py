@@ -57,10 +57,12 @@ def test_the_one_shot_master_joins_the_workers_group() -> None:
     assert job["labels"][queue.GROUP_LABEL] == workers["labels"][queue.GROUP_LABEL]
     assert job["annotations"][queue.TOTAL_COUNT_ANNOTATION] == "4"
     assert job["annotations"][queue.PARENT_ANNOTATION] == queue.PARENT
-    # A one-shot run ends: no member is serving, and the group is Finished once none of its pods runs.
+    # A one-shot run ends: no member is serving, and the group is Finished once none of its pods runs, which the
+    # launcher alone says (a preempted group whose workers stopped first must not end).
     for template in (job, workers):
         assert queue.SERVING_ANNOTATION not in template["annotations"]
-        assert template["annotations"][queue.RETRIABLE_ANNOTATION] == "false"
+    assert job["annotations"][queue.RETRIABLE_ANNOTATION] == "false"
+    assert queue.RETRIABLE_ANNOTATION not in workers["annotations"]
 
 
 def test_a_resize_is_a_new_group_an_image_change_is_not() -> None:
