@@ -2,10 +2,10 @@
 
 kwok's own pod-complete stage makes every Running pod of a Job Succeeded at once, so on fake nodes a one-shot
 run ends as soon as Kueue admits it and nothing of a run in progress (a preemption, a lost launcher) can be
-tried. Where it is configured, this stage completes the launcher (the Job pod of kompi's master) only
-``seconds`` after it started running, like pod-complete. kwok picks among stages that match the same pod by
-weight and the stock stages weigh 0, so this one (weight 1) wins; a launcher deleted meanwhile no longer
-matches it and goes as any deleted pod. A data-preparation Job's pod is not a master: it completes at once.
+tried. Where it is configured, this stage completes the launcher (the Job pod of kompi's master) of the
+clusters it names only ``seconds`` after it started running, like pod-complete. kwok picks among stages that
+match the same pod by weight and the stock stages weigh 0, so this one (weight 1) wins; a launcher deleted
+meanwhile no longer matches it and goes as any deleted pod. A data-preparation Job's pod is not a master: it completes at once.
 """
 
 from __future__ import annotations
@@ -26,13 +26,14 @@ phase: Succeeded
 """
 
 
-def launcher_stage(seconds: float) -> dict[str, Any]:
-    """The Stage: a Running master pod of a Job succeeds ``seconds`` after it started."""
+def launcher_stage(seconds: float, clusters: tuple[str, ...]) -> dict[str, Any]:
+    """The Stage: a Running master pod of a Job of one of ``clusters`` succeeds ``seconds`` after it started."""
     running_launcher = [
         {"key": ".metadata.deletionTimestamp", "operator": "DoesNotExist"},
         {"key": ".status.phase", "operator": "In", "values": ["Running"]},
         {"key": ".metadata.ownerReferences.[].kind", "operator": "In", "values": ["Job"]},
         {"key": '.metadata.labels["app.kubernetes.io/component"]', "operator": "In", "values": ["master"]},
+        {"key": '.metadata.labels["app.kubernetes.io/instance"]', "operator": "In", "values": list(clusters)},
     ]
     return {
         "apiVersion": "kwok.x-k8s.io/v1alpha1",

@@ -70,9 +70,11 @@ class FakeNodes:
     pods: int = 110
     # How long a fake pod takes to become Running and Ready (0: at once), as a container start would.
     pod_start_seconds: float = 0.0
-    # How long a one-shot run's launcher (the master Job's pod) runs before it succeeds (0: at once, as kwok
-    # completes any Job pod); a run in progress can then be preempted (kwok_one_shot).
-    launcher_seconds: float = 0.0
+    # The clusters (by name) whose one-shot run's launcher (the master Job's pod) runs for launcher_seconds before
+    # it succeeds, so that a run in progress can be preempted (kwok_one_shot); any other completes at once, as
+    # kwok completes every Job pod.
+    long_runs: tuple[str, ...] = ()
+    launcher_seconds: float = 3600.0
 
     prefix: str = "kwok-node"
 
@@ -417,9 +419,9 @@ class LocalCluster:
             delay = self.state / "kwok-pod-start-delay.yaml"
             delay.write_text(yaml.safe_dump(start_delay_stage(self.nodes.pod_start_seconds)))
             configs.append(delay)
-        if self.nodes.launcher_seconds:
+        if self.nodes.long_runs:
             launcher = self.state / "kwok-one-shot-launcher.yaml"
-            launcher.write_text(yaml.safe_dump(launcher_stage(self.nodes.launcher_seconds)))
+            launcher.write_text(yaml.safe_dump(launcher_stage(self.nodes.launcher_seconds, self.nodes.long_runs)))
             configs.append(launcher)
         return [
             str(self.bin / "kwok"),

@@ -37,10 +37,11 @@ WORKLOADS = "workloads.kueue.x-k8s.io"
 
 @pytest.fixture(scope="module")
 def kueue(engine_bin: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[LocalCluster, Kubectl, Path]]:
-    """A cluster of 2 fake nodes with 4 GPUs each, Kueue, and team-a's namespace and LocalQueue. A one-shot run's
-    launcher runs for an hour there (kwok would complete it at once), as a long training run does."""
+    """A cluster of 2 fake nodes with 4 GPUs each, Kueue, and team-a's namespace and LocalQueue. The one-shot run
+    of cluster "run" has a launcher that runs for an hour there, as a long training run does; any other
+    completes at once, as kwok completes every Job pod."""
     root = tmp_path_factory.mktemp("queue")
-    nodes = FakeNodes(count=2, gpus=4, launcher_seconds=3600)
+    nodes = FakeNodes(count=2, gpus=4, long_runs=("run",))
     local = LocalCluster(state=root / "cluster", bin=engine_bin, ports=PortBlock.QUEUE.ports, nodes=nodes, kueue=True)
     local.up()
     kubectl = Kubectl(engine_bin / "kubectl", local.kubeconfig)
