@@ -5,7 +5,8 @@ run ends as soon as Kueue admits it and nothing of a run in progress (a preempti
 tried. Where it is configured, this stage completes the launcher (the Job pod of kompi's master) of the
 clusters it names only ``seconds`` after it started running, like pod-complete. kwok picks among stages that
 match the same pod by weight and the stock stages weigh 0, so this one (weight 1) wins; a launcher deleted
-meanwhile no longer matches it and goes as any deleted pod. A data-preparation Job's pod is not a master: it completes at once.
+meanwhile no longer matches it and goes as any deleted pod. A data-preparation Job's pod is not a master: it
+completes at once.
 """
 
 from __future__ import annotations
