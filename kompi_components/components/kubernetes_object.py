@@ -56,6 +56,8 @@ def create_object(
         opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(retain_on_delete=True))
     if options.ignore_changes:
         opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(ignore_changes=list(options.ignore_changes)))
+    if options.delete_before_replace:
+        opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(delete_before_replace=True))
     api_version, kind = manifest["apiVersion"], manifest["kind"]
     fields = {_snake(key): value for key, value in manifest.items() if key not in ("apiVersion", "kind")}
     resource_class = _RESOURCE_CLASSES.get((api_version, kind))

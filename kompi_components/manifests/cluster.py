@@ -12,7 +12,7 @@ from kompi_components.manifests.gang import gang_objects
 from kompi_components.manifests.meta import Manifest, PlannedObject
 from kompi_components.manifests.namespace import namespace, pod_security_level
 from kompi_components.manifests.network_policy import network_policies
-from kompi_components.manifests.oneshot import job, release_rbac, worker_options
+from kompi_components.manifests.oneshot import JOB_OPTIONS, job, release_rbac, worker_options
 from kompi_components.manifests.preparation import preparation_jobs
 from kompi_components.manifests.service import headless_service
 from kompi_components.manifests.ssh_secret import ssh_secret
@@ -56,8 +56,10 @@ def build_cluster(config: KompiConfig, ssh_data: Mapping[str, Any] | Any) -> Clu
         preparation=_plain(preparation_jobs(config, names, [claim.manifest for claim in data])),
         workers=[PlannedObject(workers(config, names), worker_options(config))],
         # One-shot mode: the release RBAC, then the Job, instead of the master StatefulSet.
-        master=_plain(
-            [*release_rbac(config, names), job(config, names)] if config.one_shot.enabled else [master(config, names)]
+        master=(
+            [*_plain(release_rbac(config, names)), PlannedObject(job(config, names), JOB_OPTIONS)]
+            if config.one_shot.enabled
+            else _plain([master(config, names)])
         ),
         gang=_plain(gang_objects(config, names)),
     )

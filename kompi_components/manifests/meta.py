@@ -40,6 +40,9 @@ class ObjectOptions:
 
     retain_on_delete: bool = False  # `pulumi destroy` (or a replacement) forgets the object and leaves it
     ignore_changes: tuple[str, ...] = ()  # fields someone else owns once the object exists
+    # A replacement deletes the old object first: its name is fixed, and `up --replace` of an unchanged object
+    # would otherwise create the new one beside the old (a server-side apply conflict on the same name).
+    delete_before_replace: bool = False
 
 
 @dataclass(frozen=True)

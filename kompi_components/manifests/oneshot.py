@@ -74,6 +74,11 @@ def job(config: KompiConfig, names: Names) -> Manifest:
     )
 
 
+# A Job's pod template cannot change: every new run is a new Job of the same name, so the old one goes first
+# (also on `up --replace` of an unchanged Job, which would otherwise meet the old one's name).
+JOB_OPTIONS = ObjectOptions(delete_before_replace=True)
+
+
 def worker_options(config: KompiConfig) -> ObjectOptions:
     """With release, the Job's pod owns the worker count once the StatefulSet exists: Pulumi ignores it."""
     return ObjectOptions(ignore_changes=("spec.replicas",)) if releases(config) else ObjectOptions()

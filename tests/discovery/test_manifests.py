@@ -126,3 +126,5 @@ def test_one_shot_without_release_has_no_rbac_and_no_token() -> None:
     assert "serviceAccountName" not in pod
     assert "kompi/ignore-replicas" not in (objects[("StatefulSet", "full-worker")]["metadata"].get("annotations") or {})
     assert options(as_config(config), "StatefulSet", "full-worker") == ObjectOptions()
+    # a new run is a new Job of the same name: the old one goes first (`up --replace` of an unchanged one too)
+    assert options(as_config(config), "Job", "full-master") == ObjectOptions(delete_before_replace=True)
