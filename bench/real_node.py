@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.local import real_node_cluster
 from kompi_components.kube.conditions import is_ready
-from kompi_engine.build import build_engine
+from kompi_engine.build.engine import build_engine
 from kompi_engine.local_cluster import LocalCluster
 from kompi_engine.node_images import kompi_images
 from tests.e2e.live import Kubectl

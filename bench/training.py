@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent / "images"))
 from native import CACHE, NativeMPI, native, pinned_version
 
 from bench.local import real_node_cluster
-from kompi_engine.build import build_engine
+from kompi_engine.build.engine import build_engine
 from kompi_engine.node_images import kompi_images
 from tests.e2e.live import Kubectl
 from tests.e2e.node.faults import Stack

@@ -23,8 +23,8 @@ if TYPE_CHECKING:
 
 # ---------------------------------------------------------------- engine
 def _engine_build(args: argparse.Namespace) -> int:
-    from kompi_engine.build import KWOK_CLUSTER, build_engine
-    from kompi_engine.gobuild import BuildError
+    from kompi_engine.build.engine import KWOK_CLUSTER, build_engine
+    from kompi_engine.build.gobuild import BuildError
 
     try:
         build_engine(args.components or (KWOK_CLUSTER if args.kwok else None))

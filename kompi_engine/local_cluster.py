@@ -22,10 +22,10 @@ import yaml
 
 from kompi_components.kube.conditions import has_condition, is_ready
 from kompi_engine import local_gang, local_kueue, paths, versions
+from kompi_engine.build.gang_scheduler import CONTROLLER_BINARY, SCHEDULER_BINARY
+from kompi_engine.build.kueue import BINARY as KUEUE_BINARY
 from kompi_engine.fabric import DEFAULT_MTU, Fabric, check_mtu
-from kompi_engine.gang_scheduler import CONTROLLER_BINARY, SCHEDULER_BINARY
 from kompi_engine.kubectl import Kubectl
-from kompi_engine.kueue import BINARY as KUEUE_BINARY
 from kompi_engine.kwok_start_delay import start_delay_stage
 from kompi_engine.pki import issue_missing_clients, issue_serving, make_pki
 from kompi_engine.ports import Ports

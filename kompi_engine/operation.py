@@ -20,7 +20,7 @@ from kompi_components.stack_files import StackFileError, read_stack_config
 from kompi_engine import paths
 from kompi_engine.api_watch import watching_api
 from kompi_engine.automation import Cancelled, Workspace, interrupt_cli, open_stack, provider_settings, run_operation
-from kompi_engine.build import KWOK_CLUSTER, build_engine, is_built
+from kompi_engine.build.engine import KWOK_CLUSTER, build_engine, is_built
 from kompi_engine.console import EXIT_BAD_INPUT, EXIT_FAILED, error, say
 from kompi_engine.fabric import FabricError
 from kompi_engine.first_node import NodeChoice, NoRealNode, choose, ensure_image

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from kompi_engine import node_images
-from kompi_engine.node_binaries import PAUSE
+from kompi_engine.build.node_binaries import PAUSE
 from kompi_engine.real_node.containerd import SNAPSHOTTER
 from kompi_engine.real_node.errors import RealNodeError
 from kompi_engine.real_node.step import Log, Step

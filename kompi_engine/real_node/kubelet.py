@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from kompi_components.kube.conditions import is_ready
-from kompi_engine.node_binaries import KUBELET
+from kompi_engine.build.node_binaries import KUBELET
 from kompi_engine.pki import issue_kubelet
 from kompi_engine.real_node.errors import RealNodeError
 from kompi_engine.real_node.step import Log, Step

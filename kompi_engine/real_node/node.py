@@ -15,9 +15,9 @@ from typing import Any
 
 import yaml
 
+from kompi_engine.build.node_binaries import COREDNS, KUBE_ROUTER, KUBELET, PAUSE, REGISTRY
 from kompi_engine.fabric import DEFAULT_MTU
 from kompi_engine.kubectl import Kubectl
-from kompi_engine.node_binaries import COREDNS, KUBE_ROUTER, KUBELET, PAUSE, REGISTRY
 from kompi_engine.node_registry import NodeRegistry
 from kompi_engine.ports import Ports
 from kompi_engine.processes import ProcessTable, wait_until_ready

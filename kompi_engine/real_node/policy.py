@@ -7,7 +7,7 @@ import subprocess
 import time
 from typing import TYPE_CHECKING
 
-from kompi_engine.node_binaries import KUBE_ROUTER
+from kompi_engine.build.node_binaries import KUBE_ROUTER
 from kompi_engine.real_node.rbac import kube_router_rbac
 from kompi_engine.real_node.step import Log, Step
 

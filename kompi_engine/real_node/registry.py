@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from kompi_engine.node_binaries import REGISTRY
+from kompi_engine.build.node_binaries import REGISTRY
 from kompi_engine.node_registry import PORT
 from kompi_engine.real_node.step import Log, Step
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from kompi_engine import gang_scheduler, local_gang, versions
+from kompi_engine import local_gang, versions
+from kompi_engine.build import gang_scheduler
 from kompi_engine.gang_watch import NO_SCHEDULER_AFTER, gang_state
 from kompi_engine.local_cluster import CLIENT_RATE, STAND_IN_SCHEDULERS
 from kompi_engine.pki import CLIENTS
