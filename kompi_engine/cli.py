@@ -14,11 +14,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kompi_engine import paths
+from kompi_engine.cluster.ports import OFFSET_VARIABLE, Ports
 from kompi_engine.console import EXIT_FAILED, say
-from kompi_engine.ports import OFFSET_VARIABLE, Ports
 
 if TYPE_CHECKING:
-    from kompi_engine.local_cluster import LocalCluster
+    from kompi_engine.cluster.local import LocalCluster
 
 
 # ---------------------------------------------------------------- engine
@@ -36,7 +36,7 @@ def _engine_build(args: argparse.Namespace) -> int:
 
 # ---------------------------------------------------------------- local
 def _cluster(args: argparse.Namespace) -> LocalCluster:
-    from kompi_engine.local_cluster import FakeNodes, LocalCluster
+    from kompi_engine.cluster.local import FakeNodes, LocalCluster
 
     real = args.node == "real"
     count = args.nodes if args.nodes is not None else (1 if real else FakeNodes().count)
@@ -52,9 +52,9 @@ def _cluster(args: argparse.Namespace) -> LocalCluster:
 
 
 def _local(args: argparse.Namespace) -> int:
-    from kompi_engine.fabric import FabricError
-    from kompi_engine.local_cluster import LocalClusterError
-    from kompi_engine.real_node import RealNodeError
+    from kompi_engine.cluster.fabric import FabricError
+    from kompi_engine.cluster.local import LocalClusterError
+    from kompi_engine.cluster.real_node import RealNodeError
 
     cluster = _cluster(args)
     try:
@@ -80,7 +80,7 @@ def _local(args: argparse.Namespace) -> int:
 
 def _kubectl(args: argparse.Namespace) -> int:
     """The engine's kubectl on the local cluster: the README's commands need no kubectl of one's own."""
-    from kompi_engine.local_cluster import LocalCluster
+    from kompi_engine.cluster.local import LocalCluster
 
     cluster = LocalCluster(ports=Ports.from_environment())
     binary = paths.bin_dir() / "kubectl"

@@ -10,7 +10,7 @@ import pytest
 
 from kompi_engine import cli, operation
 from kompi_engine.build import engine, node_binaries, pulumi_binaries
-from kompi_engine.local_cluster import LocalCluster
+from kompi_engine.cluster.local import LocalCluster
 
 
 def binaries_of(names: tuple[str, ...]) -> set[str]:

@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from kompi_engine.fabric import Fabric, FabricError, check_mtu
-from kompi_engine.node_images import PAUSE_IMAGE, write_pause_archive
-from kompi_engine.real_node import RealNode, RealNodeError
-from kompi_engine.real_node import node as node_module
-from kompi_engine.real_node.containerd import toml
-from kompi_engine.real_node.step import Step
+from kompi_engine.cluster.fabric import Fabric, FabricError, check_mtu
+from kompi_engine.cluster.node_images import PAUSE_IMAGE, write_pause_archive
+from kompi_engine.cluster.real_node import RealNode, RealNodeError
+from kompi_engine.cluster.real_node import node as node_module
+from kompi_engine.cluster.real_node.containerd import toml
+from kompi_engine.cluster.real_node.step import Step
 
 
 def test_containerd_config_is_the_toml_it_describes() -> None:

@@ -3,7 +3,7 @@ real ones.
 
 etcd, kube-apiserver, kube-controller-manager and kube-scheduler are the real ones; kwok plays the
 nodes (cpu, memory, nvidia.com/gpu) and moves pods to Running/Ready without running containers. Real
-nodes (kompi_engine.real_node: kubelet and containerd, one or several joined by kompi_engine.fabric's
+nodes (kompi_engine.cluster.real_node: kubelet and containerd, one or several joined by kompi_engine.cluster.fabric's
 link) run kompi's images.
 """
 
@@ -21,16 +21,17 @@ from pathlib import Path
 import yaml
 
 from kompi_components.kube.conditions import has_condition, is_ready
-from kompi_engine import local_gang, local_kueue, paths, versions
+from kompi_engine import paths, versions
 from kompi_engine.build.gang_scheduler import CONTROLLER_BINARY, SCHEDULER_BINARY
 from kompi_engine.build.kueue import BINARY as KUEUE_BINARY
-from kompi_engine.fabric import DEFAULT_MTU, Fabric, check_mtu
+from kompi_engine.cluster import gang, kueue
+from kompi_engine.cluster.fabric import DEFAULT_MTU, Fabric, check_mtu
+from kompi_engine.cluster.kwok_start_delay import start_delay_stage
+from kompi_engine.cluster.pki import issue_missing_clients, issue_serving, make_pki
+from kompi_engine.cluster.ports import Ports
+from kompi_engine.cluster.processes import ProcessTable, wait_until_ready
+from kompi_engine.cluster.real_node import MAX_NODES, NodeAddresses, RealNode, node_state
 from kompi_engine.kubectl import Kubectl
-from kompi_engine.kwok_start_delay import start_delay_stage
-from kompi_engine.pki import issue_missing_clients, issue_serving, make_pki
-from kompi_engine.ports import Ports
-from kompi_engine.processes import ProcessTable, wait_until_ready
-from kompi_engine.real_node import MAX_NODES, NodeAddresses, RealNode, node_state
 
 SERVICE_CIDR = "10.96.0.0/16"  # virtual only: nothing routes there (no kube-proxy)
 SERVICE_IP = "10.96.0.1"
@@ -46,11 +47,11 @@ KOMPI_KWOK_CONFIGS = tuple(
 CLIENT_RATE = {"qps": 1000, "burst": 2000}
 # Scheduler names kompi's gang modes set. The local scheduler answers to them so that such pods are
 # placed, ONE BY ONE: a stand-in that makes the objects testable, not gang scheduling. The third name,
-# scheduler-plugins-scheduler, is a real gang scheduler here (local_gang).
+# scheduler-plugins-scheduler, is a real gang scheduler here (gang.py).
 STAND_IN_SCHEDULERS = ("kube-batch", "volcano")
 # stop order: the API server's clients first, then the API server, then its store
 STOP_ORDER = (
-    ("kwok", "kube-scheduler", "kube-controller-manager", *local_gang.PROCESS_NAMES, local_kueue.PROCESS_NAME),
+    ("kwok", "kube-scheduler", "kube-controller-manager", *gang.PROCESS_NAMES, kueue.PROCESS_NAME),
     ("kube-apiserver",),
     ("etcd",),
 )
@@ -227,7 +228,7 @@ class LocalCluster:
         issue_missing_clients(pki)  # a cluster directory from before the gang scheduler lacks its users
         self._write_kubeconfig(self.kubeconfig, "admin")
         node_users = ("coredns", "kube-router")  # the real node's
-        clients = ("controller-manager", "scheduler", "kwok", *node_users, *local_gang.PROCESS_NAMES, "kueue")
+        clients = ("controller-manager", "scheduler", "kwok", *node_users, *gang.PROCESS_NAMES, "kueue")
         for identity in clients:
             self._write_kubeconfig(self.state / f"{identity}.kubeconfig", identity)
         etcd_data = self.state / "etcd"
@@ -368,42 +369,42 @@ class LocalCluster:
         """Coscheduling and its PodGroup controller, once their CRDs serve and their users may act."""
         # (not `kubectl wait --for=condition=Established`: it fails at once on a CRD whose status has no
         # conditions yet, "status.conditions accessor error: <nil>", as a cold CI run met)
-        self._wait("the gang scheduler's CRDs", 60, lambda: self._crds_established(local_gang.CRD_NAMES), log)
-        self.kubectl("apply", "-f", "-", input_text=yaml.safe_dump_all(local_gang.rbac_manifests()))
+        self._wait("the gang scheduler's CRDs", 60, lambda: self._crds_established(gang.CRD_NAMES), log)
+        self.kubectl("apply", "-f", "-", input_text=yaml.safe_dump_all(gang.rbac_manifests()))
         config_file = self.state / "scheduler-plugins-config.yaml"
         kubeconfig = self.state / "scheduler-plugins.kubeconfig"
-        config_file.write_text(yaml.safe_dump(local_gang.scheduler_config(kubeconfig, CLIENT_RATE)))
+        config_file.write_text(yaml.safe_dump(gang.scheduler_config(kubeconfig, CLIENT_RATE)))
         port = self.ports.gang_scheduler
-        self.processes.start("scheduler-plugins", local_gang.scheduler_command(self.bin, self.state, port, config_file))
-        self.processes.start("scheduler-plugins-controller", local_gang.controller_command(self.bin, self.state))
+        self.processes.start("scheduler-plugins", gang.scheduler_command(self.bin, self.state, port, config_file))
+        self.processes.start("scheduler-plugins-controller", gang.controller_command(self.bin, self.state))
         insecure = ssl._create_unverified_context()  # its self-signed serving cert; health only
         self._wait("scheduler-plugins", 60, lambda: _http_ok(f"https://127.0.0.1:{port}/healthz", insecure), log)
 
     def _start_kueue(self, log: Callable[[str], None]) -> None:
         """Kueue's CRDs, its manager and its webhooks: before any node, so that no pod is made without them."""
-        for crd in local_kueue.crd_files(self.bin):
+        for crd in kueue.crd_files(self.bin):
             self.kubectl("apply", "--server-side", "-f", str(crd))
-        self._wait("Kueue's CRDs", 60, lambda: self._crds_established(local_kueue.crd_names(self.bin)), log)
-        self.kubectl("apply", "-f", "-", input_text=yaml.safe_dump_all(local_kueue.setup_manifests()))
+        self._wait("Kueue's CRDs", 60, lambda: self._crds_established(kueue.crd_names(self.bin)), log)
+        self.kubectl("apply", "-f", "-", input_text=yaml.safe_dump_all(kueue.setup_manifests()))
         pki, certs = self.state / "pki", self.state / "kueue" / "webhook"
         certs.mkdir(parents=True, exist_ok=True)
         issue_serving(pki, certs, "kompi-kueue-webhook", "127.0.0.1", "tls")
         kubeconfig, config_file = self.state / "kueue.kubeconfig", self.state / "kueue-config.yaml"
         p = self.ports
-        config = local_kueue.manager_config(self.state, p.kueue_webhook, p.kueue_health)
+        config = kueue.manager_config(self.state, p.kueue_webhook, p.kueue_health)
         config_file.write_text(yaml.safe_dump(config))
-        command = local_kueue.manager_command(self.bin, config_file, kubeconfig)
-        self.processes.start(local_kueue.PROCESS_NAME, command, launcher=local_kueue.own_etc_launcher(self.state))
+        command = kueue.manager_command(self.bin, config_file, kubeconfig)
+        self.processes.start(kueue.PROCESS_NAME, command, launcher=kueue.own_etc_launcher(self.state))
         self._wait("kueue", 90, lambda: _http_ok(f"http://127.0.0.1:{p.kueue_health}/readyz"), log)
         ca_bundle = base64.b64encode((pki / "ca.crt").read_bytes()).decode()
-        hooks = local_kueue.webhook_configurations(p.kueue_webhook, ca_bundle)
+        hooks = kueue.webhook_configurations(p.kueue_webhook, ca_bundle)
         self.kubectl("apply", "-f", "-", input_text=yaml.safe_dump_all(hooks))
 
     def _apply_kueue_quota(self) -> None:
         """A ClusterQueue holding what the nodes, fake or real, can give (the ClusterQueue's own webhooks answer
         it: applying it proves the API server reaches them)."""
         nodes = json.loads(self.kubectl("get", "nodes", "-o", "json"))["items"]
-        quota = local_kueue.quota_manifests(local_kueue.allocatable(nodes))
+        quota = kueue.quota_manifests(kueue.allocatable(nodes))
         self.kubectl("apply", "-f", "-", input_text=yaml.safe_dump_all(quota))
 
     def _kwok_command(self) -> list[str]:

@@ -16,22 +16,22 @@ from typing import Any
 import yaml
 
 from kompi_engine.build.node_binaries import COREDNS, KUBE_ROUTER, KUBELET, PAUSE, REGISTRY
-from kompi_engine.fabric import DEFAULT_MTU
+from kompi_engine.cluster.fabric import DEFAULT_MTU
+from kompi_engine.cluster.node_registry import NodeRegistry
+from kompi_engine.cluster.ports import Ports
+from kompi_engine.cluster.processes import ProcessTable, wait_until_ready
+from kompi_engine.cluster.real_node.addresses import NodeAddresses, node_state
+from kompi_engine.cluster.real_node.containerd import CNI_PLUGINS, CONTAINERD
+from kompi_engine.cluster.real_node.coredns import COREDNS_STEP
+from kompi_engine.cluster.real_node.errors import RealNodeError
+from kompi_engine.cluster.real_node.images import IMAGES, from_podman, load_images
+from kompi_engine.cluster.real_node.kubelet import KUBELET_STEP, NODE_READY
+from kompi_engine.cluster.real_node.network import NETWORK
+from kompi_engine.cluster.real_node.policy import NETWORK_POLICY
+from kompi_engine.cluster.real_node.proxies import PROXIES
+from kompi_engine.cluster.real_node.registry import REGISTRY_STEP
+from kompi_engine.cluster.real_node.step import Log, Step
 from kompi_engine.kubectl import Kubectl
-from kompi_engine.node_registry import NodeRegistry
-from kompi_engine.ports import Ports
-from kompi_engine.processes import ProcessTable, wait_until_ready
-from kompi_engine.real_node.addresses import NodeAddresses, node_state
-from kompi_engine.real_node.containerd import CNI_PLUGINS, CONTAINERD
-from kompi_engine.real_node.coredns import COREDNS_STEP
-from kompi_engine.real_node.errors import RealNodeError
-from kompi_engine.real_node.images import IMAGES, from_podman, load_images
-from kompi_engine.real_node.kubelet import KUBELET_STEP, NODE_READY
-from kompi_engine.real_node.network import NETWORK
-from kompi_engine.real_node.policy import NETWORK_POLICY
-from kompi_engine.real_node.proxies import PROXIES
-from kompi_engine.real_node.registry import REGISTRY_STEP
-from kompi_engine.real_node.step import Log, Step
 
 STEPS: tuple[Step, ...] = (
     NETWORK,
