@@ -1,5 +1,5 @@
 """The subcommands the engine adds to bin/kompi: `engine`, `local`, `kubectl`, and `up|preview|destroy|refresh`
-(kompi_engine.operation).
+(kompi_engine.operation.command).
 
 Each command imports what it runs inside its own function, so that kompi's other commands (`render`,
 `import-values`, ...) start without loading the engine or Pulumi's Automation API.
@@ -97,7 +97,7 @@ def _kubectl(args: argparse.Namespace) -> int:
 
 # ---------------------------------------------------------------- up / preview / destroy / refresh
 def _operation(args: argparse.Namespace) -> int:
-    from kompi_engine.operation import run  # (Pulumi's Automation API: imported by these commands only)
+    from kompi_engine.operation.command import run  # (Pulumi's Automation API: imported by these commands only)
 
     return run(args)
 

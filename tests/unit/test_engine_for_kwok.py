@@ -8,9 +8,10 @@ from types import SimpleNamespace
 
 import pytest
 
-from kompi_engine import cli, operation
+from kompi_engine import cli
 from kompi_engine.build import engine, node_binaries, pulumi_binaries
 from kompi_engine.cluster.local import LocalCluster
+from kompi_engine.operation import command
 
 
 def binaries_of(names: tuple[str, ...]) -> set[str]:
@@ -62,9 +63,9 @@ def test_up_local_builds_what_the_cluster_it_uses_needs(
         raise _Stop
 
     cluster = SimpleNamespace(processes=SimpleNamespace(running=lambda: running))
-    monkeypatch.setattr(operation, "LocalCluster", lambda **_: cluster)
-    monkeypatch.setattr(operation, "is_built", built)
-    monkeypatch.setattr(operation, "build_engine", build_engine)
+    monkeypatch.setattr(command, "LocalCluster", lambda **_: cluster)
+    monkeypatch.setattr(command, "is_built", built)
+    monkeypatch.setattr(command, "build_engine", build_engine)
     with pytest.raises(_Stop):
-        operation._ensure_local_cluster(object(), node)  # type: ignore[arg-type]  # unread before the build
+        command._ensure_local_cluster(object(), node)  # type: ignore[arg-type]  # unread before the build
     assert checked == [expected, expected]

@@ -10,7 +10,7 @@ from kompi_engine.build import gang_scheduler
 from kompi_engine.cluster import gang
 from kompi_engine.cluster.local import CLIENT_RATE, STAND_IN_SCHEDULERS
 from kompi_engine.cluster.pki import CLIENTS
-from kompi_engine.gang_watch import NO_SCHEDULER_AFTER, gang_state
+from kompi_engine.operation.gang_watch import NO_SCHEDULER_AFTER, gang_state
 
 UPSTREAM = """module sigs.k8s.io/scheduler-plugins
 

@@ -20,7 +20,7 @@ from kompi_engine.cluster.node_images import KOMPI_REPOSITORY, is_training_image
 from kompi_engine.cluster.real_node import RealNode, RealNodeError
 
 NodeChoice = Literal["auto", "kwok", "real"]
-BUILD_SCRIPT = Path(__file__).resolve().parents[1] / "images" / "build.sh"
+BUILD_SCRIPT = Path(__file__).resolve().parents[2] / "images" / "build.sh"
 BUILD_TOOLS = ("podman", "buildah")
 
 
