@@ -57,4 +57,4 @@ def load_images(node: RealNode, images: dict[str, str], log: Log) -> None:
 
 
 # (nothing to undo: containerd's store keeps the images for the next `up`)
-IMAGES = Step("images", lambda node, log: load_images(node, node.images_to_load, log))
+IMAGES: Step[RealNode] = Step("images", lambda node, log: load_images(node, node.images_to_load, log))
