@@ -209,3 +209,14 @@ def test_a_failed_up_whose_undo_fails_raises_the_steps_error_and_logs_the_undos(
     assert lines[1:] == [
         "real node kompi-node: undoing 1 step(s) failed (the others were undone): proxies: proxies would not stop"
     ]
+
+
+def test_a_node_needs_the_clusters_link(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The link between the nodes is the cluster's step; a node started without it says so and starts nothing."""
+    node = RealNode(tmp_path / "state", tmp_path / "bin", 56443, "10.96.0.10")
+    monkeypatch.setattr(node, "check_host", lambda: None)
+    monkeypatch.setattr(node_module, "from_podman", lambda names: {})
+    monkeypatch.setattr(Fabric, "exists", lambda self: False)
+    with pytest.raises(RealNodeError, match=r"the link between the nodes \(network namespace kompi-fabric-56443\)"):
+        node.up(lambda line: None)
+    assert not node.steps_file.exists()

@@ -167,8 +167,11 @@ class RealNode:
         self.images_to_load = from_podman(image_names)
         if self.netns_path.exists():
             raise RealNodeError(f"network namespace {self.addresses.netns} exists: bin/kompi local down first")
-        if not self.fabric.exists():
-            self.fabric.up()  # the first node's; the cluster removes it after the last node
+        if not self.fabric.exists():  # the cluster's step before its nodes makes it (LocalCluster)
+            raise RealNodeError(
+                f"the link between the nodes (network namespace {self.fabric.netns}) is missing: a node starts"
+                " with its cluster (bin/kompi local up --node real)"
+            )
         self.up_started = time.monotonic()
         for directory in ("containerd", "kubelet", "cni/net.d", "pki", "images", "pod-logs"):
             (self.state / directory).mkdir(parents=True, exist_ok=True)
