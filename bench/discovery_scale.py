@@ -30,9 +30,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.discovery import percentile
 from bench.local import kwok_cluster
-from kompi_engine.local_cluster import FakeNodes
-from kompi_engine.node_binaries import COREDNS
-from kompi_engine.processes import cpu_seconds
+from kompi_engine.build.node_binaries import COREDNS
+from kompi_engine.cluster.local import FakeNodes
+from kompi_engine.cluster.processes import cpu_seconds
 from tests.discovery.banner import sshd_banner
 from tests.discovery.module import SCRIPT, kd
 from tests.discovery.stock_dns import (

@@ -24,7 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from kompi_engine.gobuild import GoBuild
+from kompi_engine.build.gobuild import GoBuild
 
 # families whose versions could be aligned (kubernetes' own commands with the tools built on its libraries;
 # pulumi's CLI with the plugins built on its SDK); scheduler-plugins (Kubernetes 1.33's scheduler framework)

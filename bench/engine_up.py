@@ -24,8 +24,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.api_writes import summary, write_counts, writes_between
 from bench.local import fake_nodes_for, kwok_cluster, sizes_and_rounds
 from bench.scaling_report import report
-from kompi_engine.local_cluster import LocalCluster
-from kompi_engine.processes import cpu_seconds
+from kompi_engine.cluster.local import LocalCluster
+from kompi_engine.cluster.processes import cpu_seconds
 from tests.e2e.live import Kubectl
 from tests.e2e.port_blocks import PortBlock
 from tests.e2e.project import Project

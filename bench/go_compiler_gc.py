@@ -23,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from kompi_engine.gobuild import COMPILER_ENV, GoBuild, build_args
+from kompi_engine.build.gobuild import COMPILER_ENV, GoBuild, build_args
 
 
 def compile_once(build: GoBuild, source: Path, package: str, gc: dict[str, str]) -> tuple[float, float, str]:

@@ -10,8 +10,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from kompi_engine.build import build_engine
-from kompi_engine.local_cluster import FakeNodes, LocalCluster
+from kompi_engine.build.engine import build_engine
+from kompi_engine.cluster.local import FakeNodes, LocalCluster
 from tests.e2e.port_blocks import PortBlock
 
 

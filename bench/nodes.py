@@ -35,9 +35,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent / "images"))
 from native import NativeMPI, native
 from vs_native import METRICS, PROGRAM, Figures, build_images, figures
 
-from kompi_engine.build import build_engine
-from kompi_engine.local_cluster import LocalCluster
-from kompi_engine.real_node import NODE_NAME
+from kompi_engine.build.engine import build_engine
+from kompi_engine.cluster.local import LocalCluster
+from kompi_engine.cluster.real_node import NODE_NAME
 from tests.e2e.live import Kubectl
 from tests.e2e.node.faults import Stack
 from tests.e2e.node.mpi import run_in

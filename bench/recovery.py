@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.local import real_node_cluster
 from bench.training import training_image
-from kompi_engine.build import build_engine
+from kompi_engine.build.engine import build_engine
 from tests.e2e.live import Kubectl
 from tests.e2e.node.faults import Stack
 from tests.e2e.node.mpi import exec_command, exec_in

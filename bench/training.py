@@ -29,8 +29,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent / "images"))
 from native import CACHE, NativeMPI, native, pinned_version
 
 from bench.local import real_node_cluster
-from kompi_engine.build import build_engine
-from kompi_engine.node_images import kompi_images
+from kompi_engine.build.engine import build_engine
+from kompi_engine.cluster.node_images import kompi_images
 from tests.e2e.live import Kubectl
 from tests.e2e.node.faults import Stack
 from tests.e2e.node.mpi import run_in

@@ -1,6 +1,6 @@
 # Sourced by .ci/run, bin/test and images/build.sh: where a run's minutes went. Each phase appends
 # "NAME<TAB>START<TAB>END<TAB>NOTE" (epoch seconds) to the file $KOMPI_PHASES names (nothing when unset);
-# kompi_engine/phases.py writes the engine's rows. phase_table prints them in the order they started.
+# kompi_engine/build/phases.py writes the engine's rows. phase_table prints them in the order they started.
 # shellcheck shell=bash
 
 phase_record() {  # NAME START END [NOTE]

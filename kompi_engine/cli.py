@@ -1,5 +1,5 @@
 """The subcommands the engine adds to bin/kompi: `engine`, `local`, `kubectl`, and `up|preview|destroy|refresh`
-(kompi_engine.operation).
+(kompi_engine.operation.command).
 
 Each command imports what it runs inside its own function, so that kompi's other commands (`render`,
 `import-values`, ...) start without loading the engine or Pulumi's Automation API.
@@ -14,17 +14,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kompi_engine import paths
+from kompi_engine.cluster.ports import OFFSET_VARIABLE, Ports
 from kompi_engine.console import EXIT_FAILED, say
-from kompi_engine.ports import OFFSET_VARIABLE, Ports
 
 if TYPE_CHECKING:
-    from kompi_engine.local_cluster import LocalCluster
+    from kompi_engine.cluster.local import LocalCluster
 
 
 # ---------------------------------------------------------------- engine
 def _engine_build(args: argparse.Namespace) -> int:
-    from kompi_engine.build import KWOK_CLUSTER, build_engine
-    from kompi_engine.gobuild import BuildError
+    from kompi_engine.build.engine import KWOK_CLUSTER, build_engine
+    from kompi_engine.build.gobuild import BuildError
 
     try:
         build_engine(args.components or (KWOK_CLUSTER if args.kwok else None))
@@ -43,8 +43,8 @@ def _namespace_selector(value: str) -> dict[str, Any]:
 
 
 def _cluster(args: argparse.Namespace) -> LocalCluster:
-    from kompi_engine.local_cluster import FakeNodes, LocalCluster
-    from kompi_engine.local_kueue import Settings
+    from kompi_engine.cluster.kueue import Settings
+    from kompi_engine.cluster.local import FakeNodes, LocalCluster
 
     real = args.node == "real"
     count = args.nodes if args.nodes is not None else (1 if real else FakeNodes().count)
@@ -61,9 +61,9 @@ def _cluster(args: argparse.Namespace) -> LocalCluster:
 
 
 def _local(args: argparse.Namespace) -> int:
-    from kompi_engine.fabric import FabricError
-    from kompi_engine.local_cluster import LocalClusterError
-    from kompi_engine.real_node import RealNodeError
+    from kompi_engine.cluster.fabric import FabricError
+    from kompi_engine.cluster.local import LocalClusterError
+    from kompi_engine.cluster.real_node import RealNodeError
 
     cluster = _cluster(args)
     try:
@@ -89,7 +89,7 @@ def _local(args: argparse.Namespace) -> int:
 
 def _kubectl(args: argparse.Namespace) -> int:
     """The engine's kubectl on the local cluster: the README's commands need no kubectl of one's own."""
-    from kompi_engine.local_cluster import LocalCluster
+    from kompi_engine.cluster.local import LocalCluster
 
     cluster = LocalCluster(ports=Ports.from_environment())
     binary = paths.bin_dir() / "kubectl"
@@ -106,7 +106,7 @@ def _kubectl(args: argparse.Namespace) -> int:
 
 # ---------------------------------------------------------------- up / preview / destroy / refresh
 def _operation(args: argparse.Namespace) -> int:
-    from kompi_engine.operation import run  # (Pulumi's Automation API: imported by these commands only)
+    from kompi_engine.operation.command import run  # (Pulumi's Automation API: imported by these commands only)
 
     return run(args)
 

@@ -14,8 +14,8 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from kompi_engine.build import build_engine
-from kompi_engine.local_cluster import LocalCluster
+from kompi_engine.build.engine import build_engine
+from kompi_engine.cluster.local import LocalCluster
 from tests.e2e.live import Kubectl
 from tests.e2e.node.mpi import run_in
 from tests.e2e.port_blocks import PortBlock

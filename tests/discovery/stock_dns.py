@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kompi_engine.processes import cpu_seconds
+from kompi_engine.cluster.processes import cpu_seconds
 from tests.discovery.module import kd
 from tests.e2e.live import Kubectl
 

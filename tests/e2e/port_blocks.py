@@ -16,7 +16,7 @@ import os
 import re
 from collections.abc import Mapping
 
-from kompi_engine.ports import Ports
+from kompi_engine.cluster.ports import Ports
 
 SESSION_SHIFTS = (0, 500)
 WORKERS = 2  # pytest-xdist workers per session, each with blocks of its own

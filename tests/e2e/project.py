@@ -17,8 +17,8 @@ from typing import Any
 import yaml
 
 from kompi_components.render import render_stack
-from kompi_engine.local_cluster import LocalCluster
-from kompi_engine.ports import Ports
+from kompi_engine.cluster.local import LocalCluster
+from kompi_engine.cluster.ports import Ports
 from tests.e2e.live import Kubectl, live_differences, run_command
 from tests.e2e.port_blocks import PortBlock
 from tests.stacks import REPO

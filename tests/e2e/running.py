@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-from kompi_engine.local_cluster import LocalCluster
+from kompi_engine.cluster.local import LocalCluster
 
 
 @contextmanager

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from kompi_engine.local_cluster import LocalCluster
-from kompi_engine.node_binaries import COREDNS
+from kompi_engine.build.node_binaries import COREDNS
+from kompi_engine.cluster.local import LocalCluster
 from tests.discovery.banner import sshd_banner
 from tests.discovery.module import SCRIPT, kd
 from tests.discovery.stock_dns import StockDns, Workers, answering_addresses, stock_coredns, wait_until_served

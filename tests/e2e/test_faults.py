@@ -11,7 +11,7 @@ from contextlib import suppress
 import pytest
 
 from kompi_components.kube.conditions import is_ready
-from kompi_engine.local_cluster import LocalCluster
+from kompi_engine.cluster.local import LocalCluster
 from tests.e2e.live import Kubectl, provider_plugins, wait_until
 from tests.e2e.project import Project, assert_live_equals_render
 

@@ -22,9 +22,9 @@ from typing import Any
 import pytest
 import yaml
 
-from kompi_engine.local_cluster import FakeNodes, LocalCluster
-from kompi_engine.local_gang import PERMIT_WAITING_SECONDS, SCHEDULER_NAME
-from kompi_engine.ports import Ports
+from kompi_engine.cluster.gang import PERMIT_WAITING_SECONDS, SCHEDULER_NAME
+from kompi_engine.cluster.local import FakeNodes, LocalCluster
+from kompi_engine.cluster.ports import Ports
 from tests.e2e.live import Kubectl, wait_until
 from tests.e2e.port_blocks import PortBlock
 from tests.e2e.project import Project

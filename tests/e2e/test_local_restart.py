@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kompi_engine.local_cluster import FakeNodes, LocalCluster
+from kompi_engine.cluster.local import FakeNodes, LocalCluster
 from tests.e2e.live import Kubectl
 from tests.e2e.port_blocks import PortBlock
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from kompi_engine.local_cluster import FakeNodes, LocalCluster
+from kompi_engine.cluster.local import FakeNodes, LocalCluster
 from tests.e2e.live import Kubectl
 from tests.e2e.port_blocks import PortBlock
 from tests.e2e.project import Project

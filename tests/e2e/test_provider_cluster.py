@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 import yaml
 
-from kompi_engine.local_cluster import LocalCluster
+from kompi_engine.cluster.local import LocalCluster
 from tests.e2e.live import Kubectl
 from tests.e2e.project import Project, assert_live_equals_render
 

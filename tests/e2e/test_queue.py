@@ -23,8 +23,8 @@ import pytest
 import yaml
 
 from kompi_components.manifests import queue
-from kompi_engine.local_cluster import FakeNodes, LocalCluster
-from kompi_engine.local_kueue import API, CLUSTER_QUEUE
+from kompi_engine.cluster.kueue import API, CLUSTER_QUEUE
+from kompi_engine.cluster.local import FakeNodes, LocalCluster
 from tests.e2e.live import Kubectl, wait_until
 from tests.e2e.port_blocks import PortBlock
 from tests.e2e.project import ONE_SHOT, Project

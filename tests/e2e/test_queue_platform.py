@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from kompi_engine.local_cluster import FakeNodes, LocalCluster
-from kompi_engine.local_kueue import API, CLUSTER_QUEUE, Settings
+from kompi_engine.cluster.kueue import API, CLUSTER_QUEUE, Settings
+from kompi_engine.cluster.local import FakeNodes, LocalCluster
 from tests.e2e.live import Kubectl
 from tests.e2e.port_blocks import PortBlock
 from tests.e2e.project import Project

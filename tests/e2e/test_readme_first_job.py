@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from kompi_engine import paths
-from kompi_engine.local_cluster import LocalCluster
+from kompi_engine.cluster.local import LocalCluster
 from tests.readme_blocks import blocks
 from tests.stacks import REPO
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from kompi_engine.local_cluster import LocalCluster
+from kompi_engine.cluster.local import LocalCluster
 from tests.e2e.live import Kubectl, pods_ready, provider_plugins, run_command, wait_until
 from tests.e2e.port_blocks import PortBlock
 from tests.e2e.project import Project, started_by_up_local

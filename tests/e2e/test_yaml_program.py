@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from kompi_components.kube.conditions import is_ready
-from kompi_engine.local_cluster import LocalCluster
+from kompi_engine.cluster.local import LocalCluster
 from tests.e2e.live import Kubectl
 from tests.e2e.pulumi_cli import PulumiCli, install_kompi
 from tests.stacks import REPO

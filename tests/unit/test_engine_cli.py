@@ -11,8 +11,8 @@ from pathlib import Path
 import yaml
 
 from kompi_engine import versions
-from kompi_engine.automation import Workspace, run_operation
 from kompi_engine.cli import add_commands
+from kompi_engine.operation.automation import Workspace, run_operation
 from tests.stacks import REPO
 
 
@@ -95,7 +95,7 @@ def test_the_cache_key_changes_with_any_version(monkeypatch) -> None:
 
 
 def test_the_last_error_line_is_what_kompis_own_step_raised() -> None:
-    from kompi_engine.operation import last_error_line
+    from kompi_engine.operation.command import last_error_line
 
     diagnostics = "\n".join(
         [

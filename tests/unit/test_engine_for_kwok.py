@@ -8,34 +8,36 @@ from types import SimpleNamespace
 
 import pytest
 
-from kompi_engine import build, cli, node_binaries, operation, pulumi_binaries
-from kompi_engine.local_cluster import LocalCluster
+from kompi_engine import cli
+from kompi_engine.build import engine, node_binaries, pulumi_binaries
+from kompi_engine.cluster.local import LocalCluster
+from kompi_engine.operation import command
 
 
 def binaries_of(names: tuple[str, ...]) -> set[str]:
-    return {binary for component in build.COMPONENTS if component.name in names for binary in component.binaries}
+    return {binary for component in engine.COMPONENTS if component.name in names for binary in component.binaries}
 
 
 def test_the_kwok_build_holds_every_control_plane_binary_pulumi_and_coredns_but_none_of_the_real_nodes_own(
     tmp_path: Path,
 ) -> None:
-    built = binaries_of(build.KWOK_CLUSTER)
+    built = binaries_of(engine.KWOK_CLUSTER)
     assert set(LocalCluster(tmp_path, kueue=True).control_plane_binaries) <= built
-    assert {c.name for c in pulumi_binaries.COMPONENTS} <= set(build.KWOK_CLUSTER)
+    assert {c.name for c in pulumi_binaries.COMPONENTS} <= set(engine.KWOK_CLUSTER)
     # the kwok run's discovery test at scale serves its workers from a stock CoreDNS
     assert node_binaries.COREDNS in built
     real_nodes = {binary for component in node_binaries.COMPONENTS for binary in component.binaries}
     assert built & real_nodes == {node_binaries.COREDNS}
-    assert built | real_nodes == binaries_of(tuple(c.name for c in build.COMPONENTS))
+    assert built | real_nodes == binaries_of(tuple(c.name for c in engine.COMPONENTS))
 
 
 def test_engine_build_kwok_builds_only_the_kwok_clusters_components(monkeypatch: pytest.MonkeyPatch) -> None:
     asked: list[object] = []
-    monkeypatch.setattr(build, "build_engine", asked.append)
+    monkeypatch.setattr(engine, "build_engine", asked.append)
     assert cli.main(["engine", "build", "--kwok"]) == 0
     assert cli.main(["engine", "build"]) == 0
     assert cli.main(["engine", "build", "etcd"]) == 0
-    assert asked == [build.KWOK_CLUSTER, None, ["etcd"]]
+    assert asked == [engine.KWOK_CLUSTER, None, ["etcd"]]
 
 
 class _Stop(Exception):
@@ -47,8 +49,8 @@ class _Stop(Exception):
     [
         (False, "auto", None),  # a cluster that starts may get a real node: everything
         (False, "real", None),
-        (False, "kwok", build.KWOK_CLUSTER),
-        (True, "auto", build.KWOK_CLUSTER),  # a running cluster has its nodes: Pulumi and kubectl only
+        (False, "kwok", engine.KWOK_CLUSTER),
+        (True, "auto", engine.KWOK_CLUSTER),  # a running cluster has its nodes: Pulumi and kubectl only
     ],
 )
 def test_up_local_builds_what_the_cluster_it_uses_needs(
@@ -65,9 +67,9 @@ def test_up_local_builds_what_the_cluster_it_uses_needs(
         raise _Stop
 
     cluster = SimpleNamespace(processes=SimpleNamespace(running=lambda: running))
-    monkeypatch.setattr(operation, "LocalCluster", lambda **_: cluster)
-    monkeypatch.setattr(operation, "is_built", built)
-    monkeypatch.setattr(operation, "build_engine", build_engine)
+    monkeypatch.setattr(command, "LocalCluster", lambda **_: cluster)
+    monkeypatch.setattr(command, "is_built", built)
+    monkeypatch.setattr(command, "build_engine", build_engine)
     with pytest.raises(_Stop):
-        operation._ensure_local_cluster(object(), node)  # type: ignore[arg-type]  # unread before the build
+        command._ensure_local_cluster(object(), node)  # type: ignore[arg-type]  # unread before the build
     assert checked == [expected, expected]

@@ -7,8 +7,8 @@ import re
 
 import pytest
 
-from kompi_engine.first_node import NoRealNode, flavor_of
-from kompi_engine.node_images import is_training_image
+from kompi_engine.cluster.node_images import is_training_image
+from kompi_engine.operation.first_node import NoRealNode, flavor_of
 
 
 @pytest.mark.parametrize(

@@ -5,10 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from kompi_engine import gang_scheduler, local_gang, versions
-from kompi_engine.gang_watch import NO_SCHEDULER_AFTER, gang_state
-from kompi_engine.local_cluster import CLIENT_RATE, STAND_IN_SCHEDULERS
-from kompi_engine.pki import CLIENTS
+from kompi_engine import versions
+from kompi_engine.build import gang_scheduler
+from kompi_engine.cluster import gang
+from kompi_engine.cluster.local import CLIENT_RATE, STAND_IN_SCHEDULERS
+from kompi_engine.cluster.pki import CLIENTS
+from kompi_engine.operation.gang_watch import NO_SCHEDULER_AFTER, gang_state
 
 UPSTREAM = """module sigs.k8s.io/scheduler-plugins
 
@@ -41,7 +43,7 @@ def test_wrapper_module_repeats_every_published_replace() -> None:
 
 
 def test_coscheduling_is_the_only_queue_sort_of_its_own_profile() -> None:
-    config = local_gang.scheduler_config(Path("/k"), CLIENT_RATE)
+    config = gang.scheduler_config(Path("/k"), CLIENT_RATE)
     [profile] = config["profiles"]
     assert profile["schedulerName"] == "scheduler-plugins-scheduler"
     plugins = profile["plugins"]
@@ -52,13 +54,13 @@ def test_coscheduling_is_the_only_queue_sort_of_its_own_profile() -> None:
 
 def test_gang_scheduler_users_have_certificates_and_no_master_rights() -> None:
     users = {client.common_name: client for client in CLIENTS}
-    for user in (local_gang.SCHEDULER_USER, local_gang.CONTROLLER_USER):
+    for user in (gang.SCHEDULER_USER, gang.CONTROLLER_USER):
         assert users[user].groups == ()
-    bindings = [m for m in local_gang.rbac_manifests() if m["kind"].endswith("Binding")]
+    bindings = [m for m in gang.rbac_manifests() if m["kind"].endswith("Binding")]
     granted = {(b["subjects"][0]["name"], b["roleRef"]["name"]) for b in bindings}
-    assert (local_gang.SCHEDULER_USER, "system:kube-scheduler") in granted
-    assert (local_gang.SCHEDULER_USER, local_gang.SCHEDULER_USER) in granted
-    assert (local_gang.CONTROLLER_USER, local_gang.CONTROLLER_USER) in granted
+    assert (gang.SCHEDULER_USER, "system:kube-scheduler") in granted
+    assert (gang.SCHEDULER_USER, gang.SCHEDULER_USER) in granted
+    assert (gang.CONTROLLER_USER, gang.CONTROLLER_USER) in granted
 
 
 def _pod(node: str | None = None, condition: dict[str, str] | None = None) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""kompi_engine.gobuild.build_components: components in progress at once, their compiles one at a time."""
+"""kompi_engine.build.gobuild.build_components: components in progress at once, their compiles one at a time."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from kompi_engine import gobuild
-from kompi_engine.gobuild import (
+from kompi_engine.build import gobuild
+from kompi_engine.build.gobuild import (
     COMPILE_FLAGS,
     COMPILER_ENV,
     BuildError,

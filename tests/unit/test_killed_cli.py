@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from kompi_engine.killed_cli import process_runs, remove_stale_locks, remove_torn_attrs, repair
+from kompi_engine.operation.killed_cli import process_runs, remove_stale_locks, remove_torn_attrs, repair
 
 
 @pytest.fixture

@@ -11,8 +11,8 @@ import bcrypt
 import yaml
 from cryptography import x509
 
-from kompi_engine.node_registry import USER, NodeRegistry
-from kompi_engine.pki import make_pki
+from kompi_engine.cluster.node_registry import USER, NodeRegistry
+from kompi_engine.cluster.pki import make_pki
 
 NODE_IP = "10.213.7.1"
 

@@ -1,4 +1,4 @@
-"""CI's phase table: rows from bash (bin/phases.sh) and Python (kompi_engine.phases), printed in start order."""
+"""CI's phase table: rows from bash (bin/phases.sh) and Python (kompi_engine.build.phases), printed in start order."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from kompi_engine import phases
+from kompi_engine.build import phases
 
 PHASES_SH = Path(__file__).resolve().parents[2] / "bin" / "phases.sh"
 

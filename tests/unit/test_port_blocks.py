@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from kompi_engine.ports import Ports
-from kompi_engine.real_node import MAX_NODES, NodeAddresses
+from kompi_engine.cluster.ports import Ports
+from kompi_engine.cluster.real_node import MAX_NODES, NodeAddresses
 from tests.e2e.port_blocks import SESSION_SHIFTS, WORKERS, PortBlock, shift
 
 # a user's cluster, and the blocks of two test sessions (KOMPI_TEST_PORT_SHIFT 0 and 500), each with two

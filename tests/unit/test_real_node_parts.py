@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from kompi_engine.fabric import Fabric, FabricError, check_mtu
-from kompi_engine.node_images import PAUSE_IMAGE, write_pause_archive
-from kompi_engine.real_node import RealNode, RealNodeError
-from kompi_engine.real_node import node as node_module
-from kompi_engine.real_node.containerd import toml
-from kompi_engine.real_node.step import Step
+from kompi_engine.cluster.fabric import Fabric, FabricError, check_mtu
+from kompi_engine.cluster.node_images import PAUSE_IMAGE, write_pause_archive
+from kompi_engine.cluster.real_node import RealNode, RealNodeError
+from kompi_engine.cluster.real_node import node as node_module
+from kompi_engine.cluster.real_node.containerd import toml
+from kompi_engine.cluster.real_node.step import Step
 
 
 def test_containerd_config_is_the_toml_it_describes() -> None:
@@ -91,9 +91,11 @@ def test_an_mtu_no_link_carries_is_refused(mtu: int) -> None:
         check_mtu(mtu)
 
 
-def _recording_steps(journal: list[str], failing: str | None = None) -> tuple[Step, ...]:
+def _recording_steps(
+    journal: list[str], failing: str | None = None, failing_undo: tuple[str, ...] = ()
+) -> tuple[Step[RealNode], ...]:
     """Steps named as the real node's, whose up and down note themselves in ``journal``; ``failing``'s up
-    fails after noting itself (halfway)."""
+    fails after noting itself (halfway), as does the down of each of ``failing_undo``."""
 
     def up(name: str) -> Callable[[RealNode, Callable[[str], None]], None]:
         def run(node: RealNode, log: Callable[[str], None]) -> None:
@@ -104,7 +106,12 @@ def _recording_steps(journal: list[str], failing: str | None = None) -> tuple[St
         return run
 
     def down(name: str) -> Callable[[RealNode, bool], None]:
-        return lambda node, graceful: journal.append(f"down {name}{'' if graceful else ' (power off)'}")
+        def undo(node: RealNode, graceful: bool) -> None:
+            journal.append(f"down {name}{'' if graceful else ' (power off)'}")
+            if name in failing_undo:
+                raise RealNodeError(f"{name} would not stop")
+
+        return undo
 
     return tuple(Step(step.name, up(step.name), down(step.name)) for step in node_module.STEPS)
 
@@ -164,3 +171,52 @@ def test_a_node_without_a_record_but_with_its_namespace_is_undone_whole(
     monkeypatch.setattr(RealNode, "in_use", lambda self: True)  # (a node an older kompi started)
     bare_node.down()
     assert journal == [f"down {step.name}" for step in reversed(node_module.STEPS)]
+
+
+def test_an_undo_that_fails_stops_no_other_and_down_names_every_failure(
+    bare_node: RealNode, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    journal: list[str] = []
+    monkeypatch.setattr(node_module, "STEPS", _recording_steps(journal, failing_undo=("kubelet", "containerd")))
+    bare_node.up(lambda line: None)
+    names = [step.name for step in node_module.STEPS]
+    journal.clear()
+
+    with pytest.raises(RealNodeError) as raised:
+        bare_node.down()
+
+    # every step's undo ran, in reverse, past the two that failed
+    assert journal == [f"down {name}" for name in reversed(names)]
+    assert str(raised.value) == (
+        "real node kompi-node: undoing 2 step(s) failed (the others were undone): "
+        "kubelet: kubelet would not stop; containerd: containerd would not stop"
+    )
+    assert bare_node.steps_begun() == names  # kept: a second down undoes them again
+
+
+def test_a_failed_up_whose_undo_fails_raises_the_steps_error_and_logs_the_undos(
+    bare_node: RealNode, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    journal: list[str] = []
+    steps = _recording_steps(journal, failing="containerd", failing_undo=("proxies",))
+    monkeypatch.setattr(node_module, "STEPS", steps)
+    lines: list[str] = []
+
+    with pytest.raises(RealNodeError, match=r"^real node kompi-node, step containerd: socat: address in use$"):
+        bare_node.up(lines.append)
+
+    assert journal == ["up network", "up proxies", "up containerd", "down containerd", "down proxies", "down network"]
+    assert lines[1:] == [
+        "real node kompi-node: undoing 1 step(s) failed (the others were undone): proxies: proxies would not stop"
+    ]
+
+
+def test_a_node_needs_the_clusters_link(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The link between the nodes is the cluster's step; a node started without it says so and starts nothing."""
+    node = RealNode(tmp_path / "state", tmp_path / "bin", 56443, "10.96.0.10")
+    monkeypatch.setattr(node, "check_host", lambda: None)
+    monkeypatch.setattr(node_module, "from_podman", lambda names: {})
+    monkeypatch.setattr(Fabric, "exists", lambda self: False)
+    with pytest.raises(RealNodeError, match=r"the link between the nodes \(network namespace kompi-fabric-56443\)"):
+        node.up(lambda line: None)
+    assert not node.steps_file.exists()

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from kompi_engine.automation import _command_line, interrupt_cli, is_dynamic_provider, is_pulumi_cli
+from kompi_engine.operation.automation import _command_line, interrupt_cli, is_dynamic_provider, is_pulumi_cli
 from tests.e2e.live import wait_until
 
 # A stand-in CLI that says when SIGINT reaches it (a shell keeps its script's path in its argv), with a

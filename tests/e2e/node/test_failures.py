@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from kompi_components.kube.conditions import is_ready
-from kompi_engine.local_cluster import LocalCluster
+from kompi_engine.cluster.local import LocalCluster
 from tests.e2e.live import Kubectl, wait_until
 from tests.e2e.node.conftest import SMALL_POD
 from tests.e2e.node.faults import EXIT_WITHIN, JOB_SECONDS, LOOP, Ending, Job, Stack, without_program_lines

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from kompi_engine.local_cluster import LocalCluster
-from kompi_engine.real_node import NODE_NAME
+from kompi_engine.cluster.local import LocalCluster
+from kompi_engine.cluster.real_node import NODE_NAME
 from tests.e2e.port_blocks import PortBlock
 from tests.e2e.project import Project, started_by_up_local
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from kompi_components.kube.conditions import has_condition
 from kompi_components.manifests import queue
-from kompi_engine.local_kueue import API, CLUSTER_QUEUE
+from kompi_engine.cluster.kueue import API, CLUSTER_QUEUE
 from tests.e2e.live import Kubectl, pods_ready, wait_until
 from tests.e2e.node.mpi import PROGRAM, exec_in
 from tests.e2e.node.volumes import host_volume

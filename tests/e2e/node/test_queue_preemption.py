@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from kompi_components.manifests import quantities, queue
-from kompi_engine.local_cluster import LocalCluster
-from kompi_engine.local_kueue import API, CLUSTER_QUEUE
+from kompi_engine.cluster.kueue import API, CLUSTER_QUEUE
+from kompi_engine.cluster.local import LocalCluster
 from tests.e2e.live import Kubectl, wait_until
 from tests.e2e.node.faults import Job, Stack
 from tests.e2e.node.mpi import allreduce, hostfile_hosts

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from kompi_engine.local_cluster import LocalCluster
-from kompi_engine.node_registry import NodeRegistry
+from kompi_engine.cluster.local import LocalCluster
+from kompi_engine.cluster.node_registry import NodeRegistry
 from tests.e2e.live import Kubectl, pods_ready, wait_until
 from tests.e2e.node.mpi import allreduce
 from tests.e2e.project import Project

@@ -1,6 +1,6 @@
 """A local cluster of three real nodes for this package (tests/e2e/nodes): each node its own network
 namespace with its own kubelet, containerd, CoreDNS and NetworkPolicy controller, joined by one link
-(kompi_engine.fabric). Started once for the package and stopped after it, checking that `down` leaves
+(kompi_engine.cluster.fabric). Started once for the package and stopped after it, checking that `down` leaves
 nothing behind."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from kompi_engine.local_cluster import LocalCluster
+from kompi_engine.cluster.local import LocalCluster
 from tests.e2e.live import Kubectl
 from tests.e2e.port_blocks import PortBlock
 from tests.e2e.running import running

@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kompi_components.kube.conditions import is_ready
-from kompi_engine.local_cluster import LocalCluster
-from kompi_engine.real_node import RealNode
+from kompi_engine.cluster.local import LocalCluster
+from kompi_engine.cluster.real_node import RealNode
 from tests.e2e.live import Kubectl, wait_until
 from tests.e2e.node.faults import Stack
 from tests.e2e.node.mpi import allreduce, hostfile_hosts

@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from kompi_engine.first_node import flavor_of
-from kompi_engine.local_cluster import LocalCluster
-from kompi_engine.real_node import NODE_NAME
+from kompi_engine.cluster.local import LocalCluster
+from kompi_engine.cluster.real_node import NODE_NAME
+from kompi_engine.operation.first_node import flavor_of
 from tests.e2e.live import Kubectl
 from tests.e2e.node.conftest import SMALL_POD
 from tests.e2e.node.faults import Stack

@@ -12,8 +12,8 @@ import pytest
 import yaml
 
 from kompi_components.kube.conditions import is_ready
-from kompi_engine.local_cluster import LocalCluster
-from kompi_engine.real_node import NODE_NAME
+from kompi_engine.cluster.local import LocalCluster
+from kompi_engine.cluster.real_node import NODE_NAME
 from tests.e2e.live import Kubectl, wait_until
 from tests.e2e.node.faults import EXIT_WITHIN, Job, Stack
 from tests.e2e.node.mpi import allreduce, exec_in

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from kompi_components import contract
-from kompi_engine.local_cluster import LocalCluster
+from kompi_engine.cluster.local import LocalCluster
 from tests.e2e.live import Kubectl
 from tests.e2e.node.conftest import SMALL_POD
 from tests.e2e.node.faults import Stack

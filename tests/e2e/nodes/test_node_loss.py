@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from kompi_components.kube.conditions import is_ready
-from kompi_engine.local_cluster import LocalCluster
+from kompi_engine.cluster.local import LocalCluster
 from tests.e2e.live import Kubectl, wait_until
 from tests.e2e.nodes.node_loss import lose_a_node
 from tests.e2e.nodes.spread import spread_stack

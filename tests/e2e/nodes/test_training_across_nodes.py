@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from kompi_engine.local_cluster import LocalCluster
-from kompi_engine.real_node import RealNode
+from kompi_engine.cluster.local import LocalCluster
+from kompi_engine.cluster.real_node import RealNode
 from tests.e2e.live import Kubectl, wait_until
 from tests.e2e.node.faults import Stack
 from tests.e2e.node.mpi import exec_in, hostfile_hosts

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from kompi_engine.local_cluster import LocalCluster
+from kompi_engine.cluster.local import LocalCluster
 from tests.e2e.live import Kubectl
 from tests.e2e.port_blocks import PortBlock
 from tests.e2e.running import running

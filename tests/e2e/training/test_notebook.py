@@ -14,7 +14,7 @@ import pytest
 from nbclient import NotebookClient
 
 from kompi_engine import paths
-from kompi_engine.local_cluster import LocalCluster
+from kompi_engine.cluster.local import LocalCluster
 from tests.e2e.live import Kubectl, wait_until
 from tests.e2e.node.volumes import host_volume
 

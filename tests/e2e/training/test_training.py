@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from kompi_engine.local_cluster import LocalCluster
+from kompi_engine.cluster.local import LocalCluster
 from tests.e2e.live import Kubectl, wait_until
 from tests.e2e.node.faults import EXIT_WITHIN, Stack
 from tests.e2e.node.mpi import exec_command, exec_in, run_in

@@ -6,7 +6,7 @@ from __future__ import annotations
 import shutil
 
 from kompi_engine import versions
-from kompi_engine.gobuild import Component, GoBuild
+from kompi_engine.build.gobuild import Component, GoBuild
 
 MODULE = "sigs.k8s.io/kueue"
 BINARY = "kueue-manager"

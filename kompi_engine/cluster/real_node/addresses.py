@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from kompi_engine.fabric import DEFAULT_MTU, Fabric
-from kompi_engine.ports import Ports
+from kompi_engine.cluster.fabric import DEFAULT_MTU, Fabric
+from kompi_engine.cluster.ports import Ports
 
 NODE_NAME = "kompi-node"  # node 0's; node N's is kompi-node-N
 MAX_NODES = 8

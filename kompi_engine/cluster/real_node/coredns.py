@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from kompi_engine.node_binaries import COREDNS
-from kompi_engine.real_node.rbac import coredns_rbac
-from kompi_engine.real_node.step import Log, Step
+from kompi_engine.build.node_binaries import COREDNS
+from kompi_engine.cluster.real_node.rbac import coredns_rbac
+from kompi_engine.cluster.real_node.step import Log, Step
 
 if TYPE_CHECKING:
-    from kompi_engine.real_node.node import RealNode
+    from kompi_engine.cluster.real_node.node import RealNode
 
 
 def corefile(node: RealNode) -> str:

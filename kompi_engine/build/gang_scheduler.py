@@ -9,8 +9,8 @@ import re
 import shutil
 
 from kompi_engine import versions
-from kompi_engine.cluster_binaries import kubernetes_version_ldflags
-from kompi_engine.gobuild import Component, GoBuild
+from kompi_engine.build.cluster_binaries import kubernetes_version_ldflags
+from kompi_engine.build.gobuild import Component, GoBuild
 
 # Move to versions.py (changes the cache key). v0.33.5 is served by the proxy; v0.35.0 is refused and the
 # version list is refused, so newer releases cannot be discovered from here.

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from kompi_engine.real_node.step import Log, Step
+from kompi_engine.cluster.real_node.step import Log, Step
 
 if TYPE_CHECKING:
-    from kompi_engine.real_node.node import RealNode
+    from kompi_engine.cluster.real_node.node import RealNode
 
 PROCESSES = ("api-proxy-node", "api-proxy-pods", "api-proxy-host", "kubelet-proxy-host", "kubelet-proxy-node")
 

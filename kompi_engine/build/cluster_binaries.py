@@ -6,7 +6,7 @@ import re
 import shutil
 
 from kompi_engine import versions
-from kompi_engine.gobuild import Component, GoBuild
+from kompi_engine.build.gobuild import Component, GoBuild
 
 KUBERNETES_COMMANDS = ("kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl")
 # kwok's stages (what fake nodes, pods and volumes go through); standalone kwok has none built in

@@ -18,18 +18,25 @@ from pulumi.automation.errors import CommandError
 from kompi_components.config import ConfigError, KompiConfig, load_config
 from kompi_components.stack_files import StackFileError, read_stack_config
 from kompi_engine import paths
-from kompi_engine.api_watch import watching_api
-from kompi_engine.automation import Cancelled, Workspace, interrupt_cli, open_stack, provider_settings, run_operation
-from kompi_engine.build import KWOK_CLUSTER, build_engine, is_built
+from kompi_engine.build.engine import KWOK_CLUSTER, build_engine, is_built
+from kompi_engine.cluster.fabric import FabricError
+from kompi_engine.cluster.local import LocalCluster, LocalClusterError
+from kompi_engine.cluster.ports import Ports
+from kompi_engine.cluster.real_node import RealNodeError
 from kompi_engine.console import EXIT_BAD_INPUT, EXIT_FAILED, error, say
-from kompi_engine.fabric import FabricError
-from kompi_engine.first_node import NodeChoice, NoRealNode, choose, ensure_image
-from kompi_engine.gang_watch import watching_gang
-from kompi_engine.job_readiness import JobReadinessError, wait_until_jobs_can_run
 from kompi_engine.kubectl import Kubectl, provider_kubectl
-from kompi_engine.local_cluster import LocalCluster, LocalClusterError
-from kompi_engine.ports import Ports
-from kompi_engine.real_node import RealNodeError
+from kompi_engine.operation.api_watch import watching_api
+from kompi_engine.operation.automation import (
+    Cancelled,
+    Workspace,
+    interrupt_cli,
+    open_stack,
+    provider_settings,
+    run_operation,
+)
+from kompi_engine.operation.first_node import NodeChoice, NoRealNode, choose, ensure_image
+from kompi_engine.operation.gang_watch import watching_gang
+from kompi_engine.operation.job_readiness import JobReadinessError, wait_until_jobs_can_run
 
 # Failures whose own message says what happened and what to do: printed as they are.
 _EXPLAINED = (LocalClusterError, JobReadinessError, RealNodeError, FabricError, NoRealNode)

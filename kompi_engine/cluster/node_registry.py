@@ -23,7 +23,7 @@ from pathlib import Path
 import bcrypt
 import yaml
 
-from kompi_engine.pki import issue_registry
+from kompi_engine.cluster.pki import issue_registry
 
 PORT = 5000
 USER = "kompi"

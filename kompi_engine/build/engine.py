@@ -5,8 +5,8 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
-from kompi_engine import cluster_binaries, gang_scheduler, kueue, node_binaries, phases, pulumi_binaries
-from kompi_engine.gobuild import BuildError, Component, GoBuild, build_components
+from kompi_engine.build import cluster_binaries, gang_scheduler, kueue, node_binaries, phases, pulumi_binaries
+from kompi_engine.build.gobuild import BuildError, Component, GoBuild, build_components
 
 COMPONENTS: tuple[Component, ...] = (
     cluster_binaries.COMPONENTS

@@ -3,8 +3,11 @@ real ones.
 
 etcd, kube-apiserver, kube-controller-manager and kube-scheduler are the real ones; kwok plays the
 nodes (cpu, memory, nvidia.com/gpu) and moves pods to Running/Ready without running containers. Real
-nodes (kompi_engine.real_node: kubelet and containerd, one or several joined by kompi_engine.fabric's
+nodes (kompi_engine.cluster.real_node: kubelet and containerd, one or several joined by kompi_engine.cluster.fabric's
 link) run kompi's images.
+
+`up` runs the cluster's steps in order (STEPS: certificates, etcd, the API server, ..., the nodes), recording
+each one as it begins; `down` undoes those recorded, in reverse, as a real node does its own (steps.py).
 """
 
 from __future__ import annotations
@@ -21,17 +24,20 @@ from pathlib import Path
 import yaml
 
 from kompi_components.kube.conditions import has_condition, is_ready
-from kompi_engine import local_gang, local_kueue, paths, versions
-from kompi_engine.fabric import DEFAULT_MTU, Fabric, check_mtu
-from kompi_engine.gang_scheduler import CONTROLLER_BINARY, SCHEDULER_BINARY
+from kompi_engine import paths, versions
+from kompi_engine.build.gang_scheduler import CONTROLLER_BINARY, SCHEDULER_BINARY
+from kompi_engine.build.kueue import BINARY as KUEUE_BINARY
+from kompi_engine.cluster import gang, kueue
+from kompi_engine.cluster.fabric import DEFAULT_MTU, Fabric, check_mtu
+from kompi_engine.cluster.kueue import Settings as KueueSettings  # (the class has a field named kueue)
+from kompi_engine.cluster.kwok_one_shot import launcher_stage
+from kompi_engine.cluster.kwok_start_delay import start_delay_stage
+from kompi_engine.cluster.pki import issue_missing_clients, issue_serving, make_pki
+from kompi_engine.cluster.ports import Ports
+from kompi_engine.cluster.processes import ProcessTable, wait_until_ready
+from kompi_engine.cluster.real_node import MAX_NODES, NodeAddresses, RealNode, RealNodeError, node_state
+from kompi_engine.cluster.steps import Log, Record, Step, undo, undo_failed
 from kompi_engine.kubectl import Kubectl
-from kompi_engine.kueue import BINARY as KUEUE_BINARY
-from kompi_engine.kwok_one_shot import launcher_stage
-from kompi_engine.kwok_start_delay import start_delay_stage
-from kompi_engine.pki import issue_missing_clients, issue_serving, make_pki
-from kompi_engine.ports import Ports
-from kompi_engine.processes import ProcessTable, wait_until_ready
-from kompi_engine.real_node import MAX_NODES, NodeAddresses, RealNode, node_state
 
 SERVICE_CIDR = "10.96.0.0/16"  # virtual only: nothing routes there (no kube-proxy)
 SERVICE_IP = "10.96.0.1"
@@ -47,14 +53,9 @@ KOMPI_KWOK_CONFIGS = tuple(
 CLIENT_RATE = {"qps": 1000, "burst": 2000}
 # Scheduler names kompi's gang modes set. The local scheduler answers to them so that such pods are
 # placed, ONE BY ONE: a stand-in that makes the objects testable, not gang scheduling. The third name,
-# scheduler-plugins-scheduler, is a real gang scheduler here (local_gang).
+# scheduler-plugins-scheduler, is a real gang scheduler here (gang.py).
 STAND_IN_SCHEDULERS = ("kube-batch", "volcano")
-# stop order: the API server's clients first, then the API server, then its store
-STOP_ORDER = (
-    ("kwok", "kube-scheduler", "kube-controller-manager", *local_gang.PROCESS_NAMES, local_kueue.PROCESS_NAME),
-    ("kube-apiserver",),
-    ("etcd",),
-)
+CONTROLLERS = ("kwok", "kube-scheduler", "kube-controller-manager")  # what the "controllers" step starts
 
 
 class LocalClusterError(RuntimeError):
@@ -117,7 +118,7 @@ class LocalCluster:
     real_nodes: int = 1  # how many, with real_node
     mtu: int = DEFAULT_MTU  # of the link between the real nodes
     kueue: bool = False  # run Kueue (kompi:queue), with a ClusterQueue for the nodes' capacity
-    kueue_settings: local_kueue.Settings = field(default_factory=local_kueue.Settings)  # its platform choices
+    kueue_settings: KueueSettings = field(default_factory=KueueSettings)  # its platform choices
 
     def real_node_at(self, index: int) -> RealNode:
         return RealNode(self.state, self.bin, self.ports.apiserver, SERVICE_IP, index, self.real_nodes, self.mtu)
@@ -166,12 +167,20 @@ class LocalCluster:
         started = time.monotonic()
         self.state.mkdir(parents=True, exist_ok=True)
         self.processes.file.unlink(missing_ok=True)
-        try:
-            self._start_all(log)
-        except BaseException:
-            log("start failed: stopping what was started")
-            self.down()
-            raise
+        begun: list[str] = []
+        self._record.write(begun)
+        for step in self.steps():
+            begun.append(step.name)
+            self._record.write(begun)  # before it runs: a step that fails halfway is undone too
+            try:
+                step.up(self, log)
+            except BaseException:
+                log(f"start failed at {step.name}: undoing {', '.join(reversed(begun))}")
+                try:
+                    self.down()
+                except LocalClusterError as undo_error:  # named, and the step's own error raised
+                    log(str(undo_error))
+                raise
         description = {"ports": asdict(self.ports), "realNode": self.real_node, "kueue": self.kueue}
         if self.real_node:
             description |= {"realNodes": self.real_nodes, "mtu": self.mtu}
@@ -227,16 +236,36 @@ class LocalCluster:
         path.write_text(yaml.safe_dump(config, sort_keys=False))
         path.chmod(0o600)
 
-    def _start_all(self, log: Callable[[str], None]) -> None:
+    # ------------------------------------------------------------------ the steps of `up` (STEPS)
+    def steps(self) -> list[Step[LocalCluster]]:
+        """This cluster's steps, in order: Kueue's only with Kueue, the link only with real nodes."""
+        skipped = set() if self.kueue else {"kueue", "kueue quota"}
+        skipped |= set() if self.real_node else {"fabric"}
+        return [step for step in STEPS if step.name not in skipped]
+
+    @property
+    def _record(self) -> Record:
+        """The steps the last `up` began, in order, in the cluster's state (steps.json)."""
+        return Record(self.state / "steps.json")
+
+    def steps_begun(self) -> list[str]:
+        """The recorded steps; every step when nothing is recorded (a cluster an older kompi started), so that
+        `down` still stops all it may have started (each undo does nothing where nothing is)."""
+        recorded = self._record.read()
+        return [step.name for step in STEPS] if recorded is None else recorded
+
+    def _certificates(self, log: Log) -> None:
         pki = self.state / "pki"
         if not (pki / "sa.key").exists():
             make_pki(pki, SERVICE_IP)
         issue_missing_clients(pki)  # a cluster directory from before the gang scheduler lacks its users
         self._write_kubeconfig(self.kubeconfig, "admin")
         node_users = ("coredns", "kube-router")  # the real node's
-        clients = ("controller-manager", "scheduler", "kwok", *node_users, *local_gang.PROCESS_NAMES, "kueue")
+        clients = ("controller-manager", "scheduler", "kwok", *node_users, *gang.PROCESS_NAMES, "kueue")
         for identity in clients:
             self._write_kubeconfig(self.state / f"{identity}.kubeconfig", identity)
+
+    def _start_etcd(self, log: Log) -> None:
         etcd_data = self.state / "etcd"
         etcd_data.mkdir(mode=0o700, exist_ok=True)
         p = self.ports
@@ -256,7 +285,9 @@ class LocalCluster:
             ],
         )
         self._wait("etcd", 30, lambda: _http_ok(f"http://127.0.0.1:{p.etcd}/health"), log)
-        self.start_apiserver(log)
+
+    def _start_controllers(self, log: Log) -> None:
+        p = self.ports
         self.processes.start("kube-controller-manager", self._controller_manager_command())
         self.processes.start("kube-scheduler", self._scheduler_command())
         if not self.real_node:
@@ -269,12 +300,18 @@ class LocalCluster:
             log,
         )
         self._wait("kube-scheduler", 60, lambda: _http_ok(f"https://127.0.0.1:{p.scheduler}/healthz", insecure), log)
+
+    def _apply_crds(self, log: Log) -> None:
         self.kubectl("apply", "-f", str(self.bin / "kwok-storage-class.yaml"))
         for crd in sorted(self.bin.glob("crd-*.yaml")):
             self.kubectl("apply", "--server-side", "-f", str(crd))
-        self._start_gang_scheduler(log)
-        if self.kueue:
-            self._start_kueue(log)
+
+    def _start_fabric(self, log: Log) -> None:
+        """The link that joins the real nodes, before the first of them (one left by a crash is used)."""
+        if not self.fabric.exists():
+            self.fabric.up()
+
+    def _start_nodes(self, log: Log) -> None:
         self._forget_other_nodes(log)
         if self.real_node:
             for node in self.real_node_list:  # node 0 first: it serves the registry the others trust
@@ -282,8 +319,20 @@ class LocalCluster:
         elif self.nodes.count:
             self.kubectl("apply", "-f", "-", input_text=yaml.safe_dump_all(self.nodes.manifests()))
             self._wait(f"{self.nodes.count} kwok nodes", 90, self._nodes_ready, log)
-        if self.kueue:
-            self._apply_kueue_quota()
+
+    def _stop_nodes(self, graceful: bool) -> None:
+        """Every real node an `up` of this state directory started, last first; each one even when another's
+        `down` failed."""
+        failures: list[str] = []
+        for node in self._started_nodes():
+            try:
+                node.down()
+            except RealNodeError as error:
+                failures.append(str(error))
+        if failures:
+            raise LocalClusterError("; ".join(failures))
+
+    def _wait_for_default_account(self, log: Log) -> None:
         self._wait("default ServiceAccount", 60, self._default_account_exists, log)
 
     def start_apiserver(self, log: Callable[[str], None] = lambda _: None) -> None:
@@ -371,46 +420,46 @@ class LocalCluster:
             "--profiling=false",
         ]
 
-    def _start_gang_scheduler(self, log: Callable[[str], None]) -> None:
+    def _start_gang_scheduler(self, log: Log) -> None:
         """Coscheduling and its PodGroup controller, once their CRDs serve and their users may act."""
         # (not `kubectl wait --for=condition=Established`: it fails at once on a CRD whose status has no
         # conditions yet, "status.conditions accessor error: <nil>", as a cold CI run met)
-        self._wait("the gang scheduler's CRDs", 60, lambda: self._crds_established(local_gang.CRD_NAMES), log)
-        self.kubectl("apply", "-f", "-", input_text=yaml.safe_dump_all(local_gang.rbac_manifests()))
+        self._wait("the gang scheduler's CRDs", 60, lambda: self._crds_established(gang.CRD_NAMES), log)
+        self.kubectl("apply", "-f", "-", input_text=yaml.safe_dump_all(gang.rbac_manifests()))
         config_file = self.state / "scheduler-plugins-config.yaml"
         kubeconfig = self.state / "scheduler-plugins.kubeconfig"
-        config_file.write_text(yaml.safe_dump(local_gang.scheduler_config(kubeconfig, CLIENT_RATE)))
+        config_file.write_text(yaml.safe_dump(gang.scheduler_config(kubeconfig, CLIENT_RATE)))
         port = self.ports.gang_scheduler
-        self.processes.start("scheduler-plugins", local_gang.scheduler_command(self.bin, self.state, port, config_file))
-        self.processes.start("scheduler-plugins-controller", local_gang.controller_command(self.bin, self.state))
+        self.processes.start("scheduler-plugins", gang.scheduler_command(self.bin, self.state, port, config_file))
+        self.processes.start("scheduler-plugins-controller", gang.controller_command(self.bin, self.state))
         insecure = ssl._create_unverified_context()  # its self-signed serving cert; health only
         self._wait("scheduler-plugins", 60, lambda: _http_ok(f"https://127.0.0.1:{port}/healthz", insecure), log)
 
-    def _start_kueue(self, log: Callable[[str], None]) -> None:
+    def _start_kueue(self, log: Log) -> None:
         """Kueue's CRDs, its manager and its webhooks: before any node, so that no pod is made without them."""
-        for crd in local_kueue.crd_files(self.bin):
+        for crd in kueue.crd_files(self.bin):
             self.kubectl("apply", "--server-side", "-f", str(crd))
-        self._wait("Kueue's CRDs", 60, lambda: self._crds_established(local_kueue.crd_names(self.bin)), log)
-        self.kubectl("apply", "-f", "-", input_text=yaml.safe_dump_all(local_kueue.setup_manifests()))
+        self._wait("Kueue's CRDs", 60, lambda: self._crds_established(kueue.crd_names(self.bin)), log)
+        self.kubectl("apply", "-f", "-", input_text=yaml.safe_dump_all(kueue.setup_manifests()))
         pki, certs = self.state / "pki", self.state / "kueue" / "webhook"
         certs.mkdir(parents=True, exist_ok=True)
         issue_serving(pki, certs, "kompi-kueue-webhook", "127.0.0.1", "tls")
         kubeconfig, config_file = self.state / "kueue.kubeconfig", self.state / "kueue-config.yaml"
         p = self.ports
-        config = local_kueue.manager_config(self.state, p.kueue_webhook, p.kueue_health, self.kueue_settings)
+        config = kueue.manager_config(self.state, p.kueue_webhook, p.kueue_health, self.kueue_settings)
         config_file.write_text(yaml.safe_dump(config))
-        command = local_kueue.manager_command(self.bin, config_file, kubeconfig)
-        self.processes.start(local_kueue.PROCESS_NAME, command, launcher=local_kueue.own_etc_launcher(self.state))
+        command = kueue.manager_command(self.bin, config_file, kubeconfig)
+        self.processes.start(kueue.PROCESS_NAME, command, launcher=kueue.own_etc_launcher(self.state))
         self._wait("kueue", 90, lambda: _http_ok(f"http://127.0.0.1:{p.kueue_health}/readyz"), log)
         ca_bundle = base64.b64encode((pki / "ca.crt").read_bytes()).decode()
-        hooks = local_kueue.webhook_configurations(p.kueue_webhook, ca_bundle)
+        hooks = kueue.webhook_configurations(p.kueue_webhook, ca_bundle)
         self.kubectl("apply", "-f", "-", input_text=yaml.safe_dump_all(hooks))
 
-    def _apply_kueue_quota(self) -> None:
+    def _apply_kueue_quota(self, log: Log) -> None:
         """A ClusterQueue holding what the nodes, fake or real, can give (the ClusterQueue's own webhooks answer
         it: applying it proves the API server reaches them)."""
         nodes = json.loads(self.kubectl("get", "nodes", "-o", "json"))["items"]
-        quota = local_kueue.quota_manifests(local_kueue.allocatable(nodes))
+        quota = kueue.quota_manifests(kueue.allocatable(nodes))
         self.kubectl("apply", "-f", "-", input_text=yaml.safe_dump_all(quota))
 
     def _kwok_command(self) -> list[str]:
@@ -484,14 +533,26 @@ class LocalCluster:
         return [node for node in reversed(self._started_nodes()) if node.processes.running()]
 
     def down(self) -> list[str]:
-        """Stop exactly the processes `up` started, clients first; returns their names."""
-        stopped: list[str] = []
+        """Undo the steps `up` began, in reverse (the nodes, the link, the API server's clients, the API server,
+        its store): stop exactly the processes `up` started; returns their names. A step whose undo fails
+        stops no other: all of them run, then LocalClusterError names each failure (the record stays, for a
+        second `down`)."""
+        before = self._running_names()
+        failures = undo(self, STEPS, self.steps_begun())
+        if failures:
+            raise LocalClusterError(undo_failed(f"local cluster {self.state}", failures))
+        self._record.forget()
+        after = set(self._running_names())
+        return [name for name in before if name not in after]
+
+    def _running_names(self) -> list[str]:
+        """The names `down` reports, in the order it stops them: the nodes' (last node first), then the
+        cluster's own processes, last started first."""
+        names: list[str] = []
         for node in self._started_nodes():
-            stopped += [f"{node.name}/{name}" if node.addresses.index else name for name in node.down()]
-        self.fabric.down()
-        for group in STOP_ORDER:
-            stopped += self.processes.stop(group)
-        return stopped
+            prefix = f"{node.name}/" if node.addresses.index else ""
+            names += sorted(prefix + entry.name for entry in node.processes.running())
+        return names + [entry.name for entry in reversed(self.processes.running())]
 
     def status(self) -> dict[str, bool]:
         status = {entry.name: self.processes.alive(entry) for entry in self.processes.entries()}
@@ -507,3 +568,33 @@ def _http_ok(url: str, context: ssl.SSLContext | None = None) -> bool:
             return bool(response.status == 200)
     except OSError:
         return False
+
+
+def _stop(*names: str) -> Callable[[LocalCluster, bool], None]:
+    """The undo of a step that started ``names``: stop them (and only them)."""
+
+    def stop(cluster: LocalCluster, graceful: bool) -> None:
+        cluster.processes.stop(names)
+
+    return stop
+
+
+def _remove_fabric(cluster: LocalCluster, graceful: bool) -> None:
+    cluster.fabric.down()
+
+
+# The cluster's steps, in order; `down` undoes those begun in reverse: the nodes, then the API server's clients,
+# then the API server, then its store.
+STEPS: tuple[Step[LocalCluster], ...] = (
+    Step("certificates", LocalCluster._certificates),
+    Step("etcd", LocalCluster._start_etcd, _stop("etcd")),
+    Step("kube-apiserver", LocalCluster.start_apiserver, _stop("kube-apiserver")),
+    Step("controllers", LocalCluster._start_controllers, _stop(*CONTROLLERS)),
+    Step("crds", LocalCluster._apply_crds),
+    Step("gang scheduler", LocalCluster._start_gang_scheduler, _stop(*gang.PROCESS_NAMES)),
+    Step("kueue", LocalCluster._start_kueue, _stop(kueue.PROCESS_NAME)),
+    Step("fabric", LocalCluster._start_fabric, _remove_fabric),
+    Step("nodes", LocalCluster._start_nodes, LocalCluster._stop_nodes),
+    Step("kueue quota", LocalCluster._apply_kueue_quota),
+    Step("default account", LocalCluster._wait_for_default_account),
+)

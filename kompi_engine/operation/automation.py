@@ -25,8 +25,8 @@ from pulumi import automation as auto
 from kompi_components.config import load_config
 from kompi_components.program import run
 from kompi_components.stack_files import read_stack_config
-from kompi_engine import killed_cli
 from kompi_engine.kubectl import KUBECONFIG, PROVIDER_KEYS, kubeconfig_path
+from kompi_engine.operation import killed_cli
 
 PROJECT = "kompi"
 OPERATIONS = ("up", "preview", "destroy", "refresh")
@@ -112,7 +112,7 @@ def validate(workspace: Workspace) -> None:
 
 
 def open_stack(workspace: Workspace) -> auto.Stack:
-    """Validate, clear what a killed CLI left in a local backend (kompi_engine.killed_cli), select (or create)
+    """Validate, clear what a killed CLI left in a local backend (kompi_engine.operation.killed_cli), select (or create)
     the stack."""
     validate(workspace)
     killed_cli.repair(workspace.backend_url(), PROJECT, workspace.stack, lambda line: print(f"kompi: {line}"))

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from kompi_components.config.schema import DEFAULT_SCHEDULERS
-from kompi_engine.gang_scheduler import CONTROLLER_BINARY, SCHEDULER_BINARY
+from kompi_engine.build.gang_scheduler import CONTROLLER_BINARY, SCHEDULER_BINARY
 
 SCHEDULER_NAME = DEFAULT_SCHEDULERS["scheduler-plugins"]  # the name kompi's pods ask for
 SCHEDULER_USER = "kompi:scheduler-plugins"

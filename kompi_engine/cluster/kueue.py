@@ -18,7 +18,7 @@ from typing import Any
 
 from kompi_components.contract import GPU_RESOURCE as GPU
 from kompi_components.manifests import quantities
-from kompi_engine.kueue import BINARY, CRD_DIR
+from kompi_engine.build.kueue import BINARY, CRD_DIR
 
 PROCESS_NAME = "kueue"
 USER = "kompi:kueue"

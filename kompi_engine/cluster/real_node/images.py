@@ -8,14 +8,14 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from kompi_engine import node_images
-from kompi_engine.node_binaries import PAUSE
-from kompi_engine.real_node.containerd import SNAPSHOTTER
-from kompi_engine.real_node.errors import RealNodeError
-from kompi_engine.real_node.step import Log, Step
+from kompi_engine.build.node_binaries import PAUSE
+from kompi_engine.cluster import node_images
+from kompi_engine.cluster.real_node.containerd import SNAPSHOTTER
+from kompi_engine.cluster.real_node.errors import RealNodeError
+from kompi_engine.cluster.real_node.step import Log, Step
 
 if TYPE_CHECKING:
-    from kompi_engine.real_node.node import RealNode
+    from kompi_engine.cluster.real_node.node import RealNode
 
 
 def from_podman(image_names: Sequence[str] | None) -> dict[str, str]:
@@ -57,4 +57,4 @@ def load_images(node: RealNode, images: dict[str, str], log: Log) -> None:
 
 
 # (nothing to undo: containerd's store keeps the images for the next `up`)
-IMAGES = Step("images", lambda node, log: load_images(node, node.images_to_load, log))
+IMAGES: Step[RealNode] = Step("images", lambda node, log: load_images(node, node.images_to_load, log))

@@ -7,12 +7,12 @@ import subprocess
 import time
 from typing import TYPE_CHECKING
 
-from kompi_engine.node_binaries import KUBE_ROUTER
-from kompi_engine.real_node.rbac import kube_router_rbac
-from kompi_engine.real_node.step import Log, Step
+from kompi_engine.build.node_binaries import KUBE_ROUTER
+from kompi_engine.cluster.real_node.rbac import kube_router_rbac
+from kompi_engine.cluster.real_node.step import Log, Step
 
 if TYPE_CHECKING:
-    from kompi_engine.real_node.node import RealNode
+    from kompi_engine.cluster.real_node.node import RealNode
 
 
 def _up(node: RealNode, log: Log) -> None:

@@ -7,8 +7,8 @@ import hashlib
 from pathlib import Path
 
 from kompi_engine import versions
-from kompi_engine.cluster_binaries import kubernetes_go_mod, kubernetes_version_ldflags
-from kompi_engine.gobuild import Component, GoBuild
+from kompi_engine.build.cluster_binaries import kubernetes_go_mod, kubernetes_version_ldflags
+from kompi_engine.build.gobuild import Component, GoBuild
 
 GLUE = Path(__file__).parent / "go"
 KUBELET = "kubelet"

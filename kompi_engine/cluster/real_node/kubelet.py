@@ -14,13 +14,13 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from kompi_components.kube.conditions import is_ready
-from kompi_engine.node_binaries import KUBELET
-from kompi_engine.pki import issue_kubelet
-from kompi_engine.real_node.errors import RealNodeError
-from kompi_engine.real_node.step import Log, Step
+from kompi_engine.build.node_binaries import KUBELET
+from kompi_engine.cluster.pki import issue_kubelet
+from kompi_engine.cluster.real_node.errors import RealNodeError
+from kompi_engine.cluster.real_node.step import Log, Step
 
 if TYPE_CHECKING:
-    from kompi_engine.real_node.node import RealNode
+    from kompi_engine.cluster.real_node.node import RealNode
 
 
 def kubelet_config(node: RealNode) -> dict[str, Any]:

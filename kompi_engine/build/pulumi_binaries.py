@@ -9,7 +9,7 @@ import subprocess
 from pathlib import Path
 
 from kompi_engine import versions
-from kompi_engine.gobuild import BuildError, Component, GoBuild
+from kompi_engine.build.gobuild import BuildError, Component, GoBuild
 
 PULUMI_PKG = "github.com/pulumi/pulumi/pkg/v3"
 PULUMI_SDK = "github.com/pulumi/pulumi/sdk/v3"

@@ -16,11 +16,11 @@ from pathlib import Path
 from typing import Literal
 
 from kompi_components.config.schema import KompiConfig
-from kompi_engine.node_images import KOMPI_REPOSITORY, is_training_image
-from kompi_engine.real_node import RealNode, RealNodeError
+from kompi_engine.cluster.node_images import KOMPI_REPOSITORY, is_training_image
+from kompi_engine.cluster.real_node import RealNode, RealNodeError
 
 NodeChoice = Literal["auto", "kwok", "real"]
-BUILD_SCRIPT = Path(__file__).resolve().parents[1] / "images" / "build.sh"
+BUILD_SCRIPT = Path(__file__).resolve().parents[2] / "images" / "build.sh"
 BUILD_TOOLS = ("podman", "buildah")
 
 

@@ -1,4 +1,4 @@
-"""Step registry: node 0 serves the cluster's image registry (kompi_engine.node_registry) on its address in
+"""Step registry: node 0 serves the cluster's image registry (kompi_engine.cluster.node_registry) on its address in
 the namespace, for every node's containerd, and on the host's loopback for `podman push`; every node's
 containerd trusts it (read at each pull: containerd may run already)."""
 
@@ -6,12 +6,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from kompi_engine.node_binaries import REGISTRY
-from kompi_engine.node_registry import PORT
-from kompi_engine.real_node.step import Log, Step
+from kompi_engine.build.node_binaries import REGISTRY
+from kompi_engine.cluster.node_registry import PORT
+from kompi_engine.cluster.real_node.step import Log, Step
 
 if TYPE_CHECKING:
-    from kompi_engine.real_node.node import RealNode
+    from kompi_engine.cluster.real_node.node import RealNode
 
 
 def _up(node: RealNode, log: Log) -> None:

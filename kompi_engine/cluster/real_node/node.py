@@ -1,10 +1,9 @@
 """RealNode: one real node of the local cluster, what its steps share (addresses, state, processes, the tools
 they run), and the runner of the steps: `up` runs them in order and records each one begun; `down` undoes
-those in reverse."""
+those in reverse, every one even when another's undo fails (cluster/steps.py)."""
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
@@ -15,25 +14,26 @@ from typing import Any
 
 import yaml
 
-from kompi_engine.fabric import DEFAULT_MTU
+from kompi_engine.build.node_binaries import COREDNS, KUBE_ROUTER, KUBELET, PAUSE, REGISTRY
+from kompi_engine.cluster.fabric import DEFAULT_MTU
+from kompi_engine.cluster.node_registry import NodeRegistry
+from kompi_engine.cluster.ports import Ports
+from kompi_engine.cluster.processes import ProcessTable, wait_until_ready
+from kompi_engine.cluster.real_node.addresses import NodeAddresses, node_state
+from kompi_engine.cluster.real_node.containerd import CNI_PLUGINS, CONTAINERD
+from kompi_engine.cluster.real_node.coredns import COREDNS_STEP
+from kompi_engine.cluster.real_node.errors import RealNodeError
+from kompi_engine.cluster.real_node.images import IMAGES, from_podman, load_images
+from kompi_engine.cluster.real_node.kubelet import KUBELET_STEP, NODE_READY
+from kompi_engine.cluster.real_node.network import NETWORK
+from kompi_engine.cluster.real_node.policy import NETWORK_POLICY
+from kompi_engine.cluster.real_node.proxies import PROXIES
+from kompi_engine.cluster.real_node.registry import REGISTRY_STEP
+from kompi_engine.cluster.real_node.step import Log, Step
+from kompi_engine.cluster.steps import Record, undo, undo_failed
 from kompi_engine.kubectl import Kubectl
-from kompi_engine.node_binaries import COREDNS, KUBE_ROUTER, KUBELET, PAUSE, REGISTRY
-from kompi_engine.node_registry import NodeRegistry
-from kompi_engine.ports import Ports
-from kompi_engine.processes import ProcessTable, wait_until_ready
-from kompi_engine.real_node.addresses import NodeAddresses, node_state
-from kompi_engine.real_node.containerd import CNI_PLUGINS, CONTAINERD
-from kompi_engine.real_node.coredns import COREDNS_STEP
-from kompi_engine.real_node.errors import RealNodeError
-from kompi_engine.real_node.images import IMAGES, from_podman, load_images
-from kompi_engine.real_node.kubelet import KUBELET_STEP, NODE_READY
-from kompi_engine.real_node.network import NETWORK
-from kompi_engine.real_node.policy import NETWORK_POLICY
-from kompi_engine.real_node.proxies import PROXIES
-from kompi_engine.real_node.registry import REGISTRY_STEP
-from kompi_engine.real_node.step import Log, Step
 
-STEPS: tuple[Step, ...] = (
+STEPS: tuple[Step[RealNode], ...] = (
     NETWORK,
     PROXIES,
     CONTAINERD,
@@ -167,8 +167,11 @@ class RealNode:
         self.images_to_load = from_podman(image_names)
         if self.netns_path.exists():
             raise RealNodeError(f"network namespace {self.addresses.netns} exists: bin/kompi local down first")
-        if not self.fabric.exists():
-            self.fabric.up()  # the first node's; the cluster removes it after the last node
+        if not self.fabric.exists():  # the cluster's step before its nodes makes it (LocalCluster)
+            raise RealNodeError(
+                f"the link between the nodes (network namespace {self.fabric.netns}) is missing: a node starts"
+                " with its cluster (bin/kompi local up --node real)"
+            )
         self.up_started = time.monotonic()
         for directory in ("containerd", "kubelet", "cni/net.d", "pki", "images", "pod-logs"):
             (self.state / directory).mkdir(parents=True, exist_ok=True)
@@ -182,7 +185,10 @@ class RealNode:
                 step.up(self, log)
             except BaseException as error:
                 log(f"real node {self.name}: {step.name} failed; undoing {', '.join(reversed(begun))}")
-                self.down()
+                try:
+                    self.down()
+                except RealNodeError as undo_error:  # named, and the step's own error raised
+                    log(str(undo_error))
                 if isinstance(error, Exception):
                     raise RealNodeError(f"real node {self.name}, step {step.name}: {error}") from error
                 raise
@@ -195,12 +201,13 @@ class RealNode:
     def steps_begun(self) -> list[str]:
         """The recorded steps; every step when nothing is recorded but something runs (a node started by an
         older kompi), so that `down` still stops it all."""
-        if self.steps_file.exists():
-            return list(json.loads(self.steps_file.read_text()))
+        recorded = Record(self.steps_file).read()
+        if recorded is not None:
+            return recorded
         return [step.name for step in STEPS] if self.in_use() else []
 
     def _record(self, names: list[str]) -> None:
-        self.steps_file.write_text(json.dumps(names))
+        Record(self.steps_file).write(names)
 
     def load(self, image_names: Sequence[str], log: Log) -> None:
         """Load ``image_names`` from podman's store into this running node; those it has are not loaded again."""
@@ -213,10 +220,11 @@ class RealNode:
 
     def down(self) -> list[str]:
         """Undo the steps begun, in reverse (the kubelet's drains its pods first), then delete the Node object;
-        returns the processes stopped."""
+        returns the processes stopped. A step whose undo fails stops no other: all of them run, then an error
+        names each failure (and the record stays, for a second `down`)."""
         stopped = self._undo(graceful=True)
         self.kubectl("delete", "node", self.name, "--ignore-not-found", check=False)
-        self.steps_file.unlink(missing_ok=True)
+        Record(self.steps_file).forget()
         return stopped
 
     def power_off(self) -> list[str]:
@@ -228,8 +236,9 @@ class RealNode:
         return stopped
 
     def _undo(self, graceful: bool) -> list[str]:
+        """Undo every step begun; raises RealNodeError naming each failed undo once all of them ran."""
         running = {entry.name for entry in self.processes.running()}
-        by_name = {step.name: step for step in STEPS}
-        for name in reversed(self.steps_begun()):
-            by_name[name].down(self, graceful)
+        failures = undo(self, STEPS, self.steps_begun(), graceful)
+        if failures:
+            raise RealNodeError(undo_failed(f"real node {self.name}", failures))
         return sorted(running - {entry.name for entry in self.processes.running()})

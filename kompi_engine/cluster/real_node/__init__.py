@@ -2,7 +2,7 @@
 NetworkPolicy controller. A cluster has one or several; node 0 also serves the image registry.
 
 Everything node-side runs in a network namespace made here, so nothing listens outside loopback, that
-namespace or the link between the nodes (kompi_engine.fabric):
+namespace or the link between the nodes (kompi_engine.cluster.fabric):
 
 - the node's address (NODE_IP) is on its ``eth0``, its end of that link; each node routes the other
   nodes' pod subnets to their addresses, so pods on two nodes reach each other unencapsulated;
@@ -21,8 +21,8 @@ images, coredns, kubelet, policy); RealNode (node.py) runs them in order, record
 node's state, and `down` undoes exactly those, in reverse.
 """
 
-from kompi_engine.real_node.addresses import MAX_NODES, NODE_NAME, NodeAddresses, node_state
-from kompi_engine.real_node.errors import RealNodeError
-from kompi_engine.real_node.node import RealNode
+from kompi_engine.cluster.real_node.addresses import MAX_NODES, NODE_NAME, NodeAddresses, node_state
+from kompi_engine.cluster.real_node.errors import RealNodeError
+from kompi_engine.cluster.real_node.node import RealNode
 
 __all__ = ["MAX_NODES", "NODE_NAME", "NodeAddresses", "RealNode", "RealNodeError", "node_state"]

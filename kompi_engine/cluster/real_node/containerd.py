@@ -12,11 +12,11 @@ from contextlib import suppress
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from kompi_engine import node_images
-from kompi_engine.real_node.step import Log, Step
+from kompi_engine.cluster import node_images
+from kompi_engine.cluster.real_node.step import Log, Step
 
 if TYPE_CHECKING:
-    from kompi_engine.real_node.node import RealNode
+    from kompi_engine.cluster.real_node.node import RealNode
 
 CNI_PLUGINS = Path("/usr/lib/cni")  # Debian's containernetworking-plugins
 # overlayfs: a container starts from the image's layers without a copy. The native snapshotter copied the
