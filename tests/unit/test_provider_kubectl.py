@@ -14,12 +14,13 @@ import pytest
 import yaml
 
 from kompi_components.config import load_config
+from kompi_components.kube.access import kubeconfig_path
 from kompi_components.stack_files import read_stack_config
 from kompi_engine import job_readiness
 from kompi_engine.api_watch import ApiWatch
 from kompi_engine.automation import Workspace
 from kompi_engine.gang_watch import GangWatch
-from kompi_engine.kubectl import Kubectl, kubeconfig_path, provider_kubectl
+from kompi_engine.kubectl import Kubectl, provider_kubectl
 from tests.stacks import REPO
 
 KUBECONFIG_TEXT = "apiVersion: v1\nkind: Config\ncurrent-context: live\n"
