@@ -58,7 +58,10 @@ class RunClient:
         try:
             api = (access or ClusterAccess()).api_client(connections=4)
         except (ConfigException, OSError) as error:
-            raise ClusterUnreachable(f"kubeconfig: {error}") from None
+            where = "the kubeconfig given" if access and access.kubeconfig else "no kubeconfig found"
+            raise ClusterUnreachable(
+                f"{where} ({error}): pass one (--kubeconfig, kubeconfig=) or set KUBECONFIG"
+            ) from None
         return cls(PodExec(api, namespace, master_pod, container))
 
     @classmethod
