@@ -146,7 +146,8 @@ class RunClient:
     def follow(self, name: str) -> Iterator[str]:
         """The run's output as it is written, from its start to its end; stopping early (Ctrl-C, ``break``)
         leaves the run going."""
-        session = self._exec.open([commands.PROGRAM, "logs", "--follow", commands.run_name(name)])
+        self.status(name)  # a run that does not exist: kompi-run's line (its follower would raise a traceback)
+        session = self._exec.open([commands.PROGRAM, "logs", "--follow", name])
         text = codecs.getincrementaldecoder("utf-8")(errors="replace")
         for chunk in session.chunks():
             if decoded := text.decode(chunk):

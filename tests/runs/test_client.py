@@ -82,6 +82,8 @@ def test_wait_gives_up_after_its_timeout_and_stop_ends_the_run(runs: RunClient) 
 def test_kompi_run_s_refusals_come_back_as_its_own_line(runs: RunClient) -> None:
     with pytest.raises(KompiRunRefused, match=r"^no run 'nothing' in .*runs \(kompi-run status lists them\)$"):
         runs.status("nothing")
+    with pytest.raises(KompiRunRefused, match=r"^no run 'nothing' in "):
+        next(runs.follow("nothing"))
     runs.start(["true"], name="once")
     with pytest.raises(KompiRunRefused, match=r"^run 'once' exists already .*: choose another --name$"):
         runs.start(["true"], name="once")
