@@ -1,4 +1,4 @@
-"""kompi's own commands (render, contract, import-values, config-table, change-table); ``bin/kompi`` adds the
+"""kompi's own commands (render, contract, import-values, config-table, change-table, run); ``bin/kompi`` adds the
 local engine's (kompi_engine) to them."""
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, TypeAlias
 from kompi_components import contract
 from kompi_components.config import ConfigError
 from kompi_components.migrate import cli as import_values
+from kompi_components.runs.cli import add_commands as add_run_commands
 from kompi_components.stack_files import StackFileError
 
 EXIT_BAD_INPUT = 2
@@ -69,6 +70,7 @@ def add_commands(commands: Commands) -> None:
         "change-table", help="print docs/changes.md's table: what changing each config key does to a running cluster"
     )
     changes.set_defaults(run=_change_table)
+    add_run_commands(commands)
 
 
 def parser(*more: Callable[[Commands], None]) -> argparse.ArgumentParser:

@@ -134,3 +134,22 @@ def read_stack_config(project_dir: Path, stack: str) -> dict[str, str]:
             raise ConfigError(key, None, "a value (remove the key for the default)")
         config[key] = as_pulumi_string(value)
     return config
+
+
+PROVIDER_KEYS = ("kubernetes:kubeconfig", "kubernetes:context", "kubernetes:cluster")
+
+
+def read_provider_settings(project_dir: Path, stack: str) -> dict[str, str]:
+    """The Kubernetes provider's settings of ``stack`` (PROVIDER_KEYS) that its files set, project defaults
+    included. A secret one cannot be read without the stack's state: refused, naming the key."""
+    stack_file = _stack_file(project_dir, stack)
+    entries = {key: value for key, (_, value) in _config(stack_file, EXPECTED_STACK).items()}
+    values = _project_defaults(project_dir / "Pulumi.yaml") | entries
+    settings: dict[str, str] = {}
+    for key in PROVIDER_KEYS:
+        value = values.get(key)
+        if isinstance(value, dict) and set(value) == {"secure"}:
+            raise StackFileError(f"{stack_file.name}: {key} is a secret, which kompi cannot decrypt: pass it directly")
+        if value is not None:
+            settings[key] = as_pulumi_string(value)
+    return settings

@@ -17,6 +17,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from kompi_components.kube.access import kubeconfig_path
+
 KUBECONFIG, CONTEXT, CLUSTER = "kubernetes:kubeconfig", "kubernetes:context", "kubernetes:cluster"
 PROVIDER_KEYS = (KUBECONFIG, CONTEXT, CLUSTER)
 
@@ -44,18 +46,6 @@ class Kubectl:
         if check and result.returncode != 0:
             raise error(f"kubectl {' '.join(args[:3])}: {result.stderr.strip()}")
         return result.stdout
-
-
-def kubeconfig_path(value: str, base: Path) -> Path | None:
-    """The file ``kubernetes:kubeconfig`` names, relative paths taken from ``base``; None when the value is
-    the kubeconfig itself. The provider's rule: ``~`` expanded, then a path if such a file exists, or the
-    value is absolute or starts with a dot."""
-    if "\n" in value:
-        return None
-    path = Path(value).expanduser() if value == "~" or value.startswith("~/") else Path(value)
-    if path.is_absolute() or value.startswith(".") or (base / path).exists():
-        return base / path  # (an absolute path stays as it is)
-    return None
 
 
 @contextmanager

@@ -68,6 +68,18 @@ class ClusterAccess:
         return loaded
 
 
+def kubeconfig_path(value: str, base: Path) -> Path | None:
+    """The file ``kubernetes:kubeconfig`` names, relative paths taken from ``base``; None when the value is
+    the kubeconfig itself. The provider's rule: ``~`` expanded, then a path if such a file exists, or the
+    value is absolute or starts with a dot."""
+    if "\n" in value:
+        return None
+    path = Path(value).expanduser() if value == "~" or value.startswith("~/") else Path(value)
+    if path.is_absolute() or value.startswith(".") or (base / path).exists():
+        return base / path  # (an absolute path stays as it is)
+    return None
+
+
 def _kubeconfig_files() -> str:
     """What kubectl reads without a --kubeconfig: KUBECONFIG (paths joined by ':'), else ~/.kube/config."""
     return os.environ.get("KUBECONFIG") or "~/.kube/config"

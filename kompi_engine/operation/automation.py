@@ -23,9 +23,10 @@ import yaml
 from pulumi import automation as auto
 
 from kompi_components.config import load_config
+from kompi_components.kube.access import kubeconfig_path
 from kompi_components.program import run
 from kompi_components.stack_files import read_stack_config
-from kompi_engine.kubectl import KUBECONFIG, PROVIDER_KEYS, kubeconfig_path
+from kompi_engine.kubectl import KUBECONFIG, PROVIDER_KEYS
 from kompi_engine.operation import killed_cli
 
 PROJECT = "kompi"

@@ -73,6 +73,8 @@ def build_wheel(out: Path) -> Path:
         "kompi_components.components.cluster",
         "kompi_components.api",
         "kompi_components.provider",
+        "kompi_components.runs",  # a notebook's import (RunClient)
+        "kompi_components.cli",  # the `kompi` console script
     ],
 )
 def test_each_entry_module_imports_on_its_own(module: str) -> None:
@@ -98,6 +100,13 @@ def test_the_wheel_holds_the_product_and_nothing_of_the_engine_or_the_tests(whee
     packages = {name.split("/")[0] for name in names if not name.split("/")[0].endswith(".dist-info")}
     assert packages == {"kompi_components"}
     assert "kompi_components/components/cluster.py" in names
+
+
+def test_pip_install_puts_kompi_s_own_commands_on_path(wheel: Path) -> None:
+    with zipfile.ZipFile(wheel) as archive:
+        (entry_points,) = [name for name in archive.namelist() if name.endswith(".dist-info/entry_points.txt")]
+        scripts = archive.read(entry_points).decode()
+    assert "kompi = kompi_components.cli:main" in scripts.splitlines()  # `kompi run ...` after pip install
 
 
 def test_the_package_version_is_the_contracts(wheel: Path) -> None:

@@ -14,8 +14,9 @@ import pytest
 import yaml
 
 from kompi_components.config import load_config
+from kompi_components.kube.access import kubeconfig_path
 from kompi_components.stack_files import read_stack_config
-from kompi_engine.kubectl import Kubectl, kubeconfig_path, provider_kubectl
+from kompi_engine.kubectl import Kubectl, provider_kubectl
 from kompi_engine.operation import job_readiness
 from kompi_engine.operation.api_watch import ApiWatch
 from kompi_engine.operation.automation import Workspace
