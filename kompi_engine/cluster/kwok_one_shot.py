@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from kompi_engine.cluster.kwok_start_delay import pod_stage
+
 NAME = "kompi-one-shot-launcher"
 
 _SUCCEEDED = """\
@@ -29,22 +31,11 @@ phase: Succeeded
 
 def launcher_stage(seconds: float, clusters: tuple[str, ...]) -> dict[str, Any]:
     """The Stage: a Running master pod of a Job of one of ``clusters`` succeeds ``seconds`` after it started."""
-    running_launcher = [
+    running_launcher: list[dict[str, Any]] = [
         {"key": ".metadata.deletionTimestamp", "operator": "DoesNotExist"},
         {"key": ".status.phase", "operator": "In", "values": ["Running"]},
         {"key": ".metadata.ownerReferences.[].kind", "operator": "In", "values": ["Job"]},
         {"key": '.metadata.labels["app.kubernetes.io/component"]', "operator": "In", "values": ["master"]},
         {"key": '.metadata.labels["app.kubernetes.io/instance"]', "operator": "In", "values": list(clusters)},
     ]
-    return {
-        "apiVersion": "kwok.x-k8s.io/v1alpha1",
-        "kind": "Stage",
-        "metadata": {"name": NAME},
-        "spec": {
-            "resourceRef": {"apiGroup": "v1", "kind": "Pod"},
-            "selector": {"matchExpressions": running_launcher},
-            "weight": 1,
-            "delay": {"durationMilliseconds": int(seconds * 1000)},
-            "next": {"statusTemplate": _SUCCEEDED},
-        },
-    }
+    return pod_stage(NAME, running_launcher, seconds, _SUCCEEDED)

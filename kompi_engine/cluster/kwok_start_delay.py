@@ -42,7 +42,7 @@ startTime: {{ $now | Quote }}
 
 def start_delay_stage(seconds: float) -> dict[str, Any]:
     """The Stage: a Pending, not yet Ready pod becomes Running and Ready ``seconds`` after it appeared."""
-    pending_not_ready = [
+    pending_not_ready: list[dict[str, Any]] = [
         {"key": ".metadata.deletionTimestamp", "operator": "DoesNotExist"},
         {"key": ".status.phase", "operator": "In", "values": ["Pending"]},
         {
@@ -51,15 +51,21 @@ def start_delay_stage(seconds: float) -> dict[str, Any]:
             "values": ["True"],
         },
     ]
+    return pod_stage(NAME, pending_not_ready, seconds, _STATUS)
+
+
+def pod_stage(name: str, selector: list[dict[str, Any]], seconds: float, status: str) -> dict[str, Any]:
+    """A kwok Stage of kompi's own: a pod that matches ``selector`` gets ``status`` ``seconds`` later. It weighs 1,
+    so kwok takes it over its stock stages (weight 0) for the same pod."""
     return {
         "apiVersion": "kwok.x-k8s.io/v1alpha1",
         "kind": "Stage",
-        "metadata": {"name": NAME},
+        "metadata": {"name": name},
         "spec": {
             "resourceRef": {"apiGroup": "v1", "kind": "Pod"},
-            "selector": {"matchExpressions": pending_not_ready},
+            "selector": {"matchExpressions": selector},
             "weight": 1,
             "delay": {"durationMilliseconds": int(seconds * 1000)},
-            "next": {"statusTemplate": _STATUS},
+            "next": {"statusTemplate": status},
         },
     }
