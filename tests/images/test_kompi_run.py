@@ -68,12 +68,14 @@ def test_a_run_goes_on_when_the_terminal_that_started_it_is_killed(runs: Path, t
         text=True,
         start_new_session=True,  # as `kubectl exec`: killed with its whole process group
     )
-    assert starter.stdout is not None
-    assert starter.stdout.readline().startswith("kompi-run: running: sh -c ")
-    assert starter.stdout.readline() == "first\n"  # the follower copies the output as it is written
-    os.killpg(starter.pid, signal.SIGKILL)
-    starter.wait()
-    gate.touch()
+    try:
+        assert starter.stdout is not None
+        assert starter.stdout.readline().startswith("kompi-run: running: sh -c ")
+        assert starter.stdout.readline() == "first\n"  # the follower copies the output as it is written
+        os.killpg(starter.pid, signal.SIGKILL)
+        starter.wait()
+    finally:
+        gate.touch()  # the run ends also when an assertion above failed
     finished = kompi_run("wait", "detached")
     assert finished.returncode == 0, finished
     assert finished.stdout.strip() == "detached succeeded, exit code 0: command succeeded"
